@@ -1,0 +1,38 @@
+"""GraphQL inputs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+from strawberry.scalars import JSON
+
+__all__ = ["MessageInput", "SearchInput"]
+
+
+@strawberry.input
+class MessageInput:
+    """A message to store. ``createdAt`` is when it was said (ISO 8601 with offset; now if omitted)."""
+
+    role: str = strawberry.field(description="user, assistant or system.")
+    content: str
+    created_at: datetime | None = None
+    metadata: JSON | None = None
+    external_id: str | None = strawberry.field(
+        default=None, description="Your id for this message: re-sending it does not store it twice."
+    )
+
+
+@strawberry.input
+class SearchInput:
+    """A question about one or more end users."""
+
+    query: str
+    user_id: str | None = strawberry.field(default=None, description="One end user (or use userIds).")
+    user_ids: list[str] | None = strawberry.field(default=None, description="Several end users.")
+    top_k: int | None = strawberry.field(default=None, description="Rows retrieved per stage (default 5).")
+    search_content: bool = strawberry.field(
+        default=False, description="Also search raw messages when the summaries are not enough."
+    )
+    include_retrieved_data: bool = strawberry.field(default=False, description="Return the data given to the model.")
+    include_shared: bool = strawberry.field(default=False, description="Also search system-wide knowledge.")

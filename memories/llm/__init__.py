@@ -1,0 +1,105 @@
+"""Models for embeddings and text generation, chosen by settings.
+
+``get_embedder()`` and ``get_chat_model()`` return the configured backend:
+``EMBEDDING_BACKEND`` / ``CHAT_BACKEND`` are ``local`` (offline; the default without an API
+key) or ``openai`` (any OpenAI-compatible server). Instances are cached per configuration,
+so a loaded local model is reused for the life of the process.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from memories.llm.base import Answer, ChatModel, Completion, EmbeddingBatch, Embedder, ModelBackendError, Usage
+
+__all__ = [
+    "Answer",
+    "ChatModel",
+    "Completion",
+    "EmbeddingBatch",
+    "Embedder",
+    "ModelBackendError",
+    "Usage",
+    "get_chat_model",
+    "get_embedder",
+]
+
+
+def _client_kwargs() -> dict[str, object]:
+    return {
+        "api_key": settings.OPENAI_API_KEY,
+        "base_url": settings.OPENAI_BASE_URL,
+        "timeout": settings.OPENAI_TIMEOUT_SECONDS,
+        "max_retries": settings.OPENAI_MAX_RETRIES,
+    }
+
+
+def get_embedder() -> Embedder:
+    """The configured ``Embedder``.
+
+    Raises:
+        ImproperlyConfigured: unknown ``EMBEDDING_BACKEND``.
+    """
+    return _embedder(
+        settings.EMBEDDING_BACKEND,
+        settings.EMBEDDING_MODEL,
+        settings.EMBEDDING_DIMENSIONS,
+        settings.OPENAI_EMBEDDING_DIMENSIONS,
+        settings.EMBEDDING_BATCH_SIZE,
+        tuple(sorted(_client_kwargs().items())),
+    )
+
+
+@lru_cache(maxsize=4)
+def _embedder(backend, model, dimensions, request_dimensions, batch_size, client_items) -> Embedder:  # noqa: ANN001
+    if backend == "local":
+        from memories.llm.local import LocalEmbedder
+
+        embedder = LocalEmbedder(model_name=model, batch_size=batch_size)
+        if dimensions != embedder.dimensions:
+            raise ImproperlyConfigured(
+                f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."
+            )
+        return embedder
+    if backend == "openai":
+        from memories.llm.openai_backend import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            model_name=model,
+            dimensions=dimensions,
+            request_dimensions=request_dimensions,
+            batch_size=batch_size,
+            **dict(client_items),
+        )
+    raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}.")
+
+
+def get_chat_model() -> ChatModel:
+    """The configured ``ChatModel``: ``local`` is the extractive model, ``openai`` an LLM.
+
+    Raises:
+        ImproperlyConfigured: unknown ``CHAT_BACKEND``.
+    """
+    return _chat_model(
+        settings.CHAT_BACKEND,
+        settings.CHAT_MODEL,
+        settings.EXTRACTIVE_SUFFICIENT_SIMILARITY,
+        tuple(sorted(_client_kwargs().items())),
+        get_embedder(),
+    )
+
+
+@lru_cache(maxsize=4)
+def _chat_model(backend, model, sufficient_similarity, client_items, embedder) -> ChatModel:  # noqa: ANN001
+    if backend == "local":
+        from memories.llm.extractive import ExtractiveChatModel
+
+        return ExtractiveChatModel(embedder=embedder, sufficient_similarity=sufficient_similarity)
+    if backend == "openai":
+        from memories.llm.openai_backend import OpenAIChatModel
+
+        return OpenAIChatModel(model_name=model, **dict(client_items))
+    raise ImproperlyConfigured(f"CHAT_BACKEND must be 'local' or 'openai', not {backend!r}.")

@@ -1,0 +1,107 @@
+"""The interfaces the rest of the service sees: ``Embedder`` and ``ChatModel``.
+
+Only the backends in this package import ``openai`` or the local model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = ["Answer", "ChatModel", "Completion", "EmbeddingBatch", "Embedder", "ModelBackendError", "Usage"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts, where the backend reports them (``None`` where it does not)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    embedding_tokens: int | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            prompt_tokens=add(self.prompt_tokens, other.prompt_tokens),
+            completion_tokens=add(self.completion_tokens, other.completion_tokens),
+            embedding_tokens=add(self.embedding_tokens, other.embedding_tokens),
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddingBatch:
+    """Unit-length vectors, one per input text and in input order."""
+
+    vectors: list[list[float]]
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A piece of text written by a ``ChatModel``; ``mode`` is ``generated`` or ``extractive``."""
+
+    text: str
+    mode: str
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True)
+class Answer(Completion):
+    """An answer to a question; ``sufficient`` is False when the model says the data is not enough."""
+
+    sufficient: bool = True
+
+
+class ModelBackendError(Exception):
+    """The model backend failed (unreachable, timed out, refused). ``code`` is stable for clients.
+
+    Codes: ``MODEL_BACKEND_UNAVAILABLE``, ``MODEL_BACKEND_TIMEOUT``, ``MODEL_BACKEND_ERROR``.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors of ``dimensions`` floats (cosine-comparable)."""
+
+    model_name: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
+        """Embed ``texts`` (any number; batched by the backend).
+
+        Raises:
+            ModelBackendError: the backend failed.
+        """
+        ...
+
+
+class ChatModel(Protocol):
+    """Writes summaries and answers."""
+
+    model_name: str
+    mode: str
+
+    def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
+        """Summarise a conversation given as ``"Speaker: text"`` lines, in order.
+
+        Raises:
+            ModelBackendError: the backend failed.
+        """
+        ...
+
+    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
+        """Answer ``question`` from the retrieved ``blocks`` only.
+
+        ``query_vector`` is the question's embedding, already computed by the search
+        pipeline; backends that rank text by similarity use it instead of embedding again.
+
+        Raises:
+            ModelBackendError: the backend failed.
+        """
+        ...

@@ -1,0 +1,94 @@
+"""The offline ``ChatModel``: summaries and answers built from existing sentences.
+
+Nothing is generated: every sentence returned is a sentence of the conversation or of the
+retrieved data, and results are marked ``mode="extractive"``.
+
+- Summaries: centroid-based selection with maximal marginal relevance. Sentences are scored
+  by cosine similarity to the mean sentence embedding of the session (Radev et al.,
+  "Centroid-based summarization of multiple documents", 2004) and picked greedily with MMR
+  (Carbonell & Goldstein, SIGIR 1998, lambda 0.7) so near-repeats are skipped.
+- Answers: the sentences of the retrieved blocks most similar to the question. The data is
+  called sufficient when the best one reaches ``sufficient_similarity`` (cosine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memories.llm.base import Answer, Completion, Embedder
+from memories.llm.text import split_sentences
+
+__all__ = ["ExtractiveChatModel"]
+
+_MMR_LAMBDA = 0.7
+_ANSWER_SENTENCES = 3
+_MIN_WORDS = 4
+
+
+class ExtractiveChatModel:
+    """A ``ChatModel`` that selects sentences instead of writing them.
+
+    Args:
+        embedder: used to embed candidate sentences.
+        sufficient_similarity: cosine similarity (0..1) the best answer sentence must reach
+            for the data to count as sufficient.
+    """
+
+    mode = "extractive"
+    model_name = "extractive"
+
+    def __init__(self, *, embedder: Embedder, sufficient_similarity: float = 0.7) -> None:
+        self.embedder = embedder
+        self.sufficient_similarity = sufficient_similarity
+
+    def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
+        """Pick up to ``max_sentences`` central, non-redundant sentences, kept in conversation order.
+
+        Each sentence keeps its speaker (``"Caroline: I went to a support group."``).
+        """
+        candidates: list[str] = []
+        for line in lines:
+            speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
+            for sentence in split_sentences(text):
+                if len(sentence.split()) >= _MIN_WORDS:
+                    candidates.append(f"{speaker}: {sentence}" if speaker else sentence)
+        if not candidates:
+            candidates = [line for line in lines if line.strip()]
+        if len(candidates) <= max_sentences:
+            return Completion(text=" ".join(candidates), mode=self.mode)
+        vectors = np.asarray(self.embedder.embed(candidates).vectors)
+        centroid = vectors.mean(axis=0)
+        centroid /= np.linalg.norm(centroid) or 1.0
+        relevance = vectors @ centroid
+        chosen: list[int] = []
+        while len(chosen) < max_sentences:
+            if chosen:
+                redundancy = (vectors @ vectors[chosen].T).max(axis=1)
+            else:
+                redundancy = np.zeros(len(candidates))
+            score = _MMR_LAMBDA * relevance - (1 - _MMR_LAMBDA) * redundancy
+            score[chosen] = -np.inf
+            chosen.append(int(score.argmax()))
+        return Completion(text=" ".join(candidates[i] for i in sorted(chosen)), mode=self.mode)
+
+    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
+        """Return the up to three block sentences most similar to ``question``.
+
+        A sentence keeps its block's label (first line of the block) so its source is visible.
+        """
+        sentences: list[str] = []
+        for block in blocks:
+            label, _, body = block.partition("\n")
+            sentences.extend(f"{label} {s}" for s in split_sentences(body or label))
+        if not sentences:
+            return Answer(text="", mode=self.mode, sufficient=False)
+        if query_vector is None:
+            query_vector = self.embedder.embed([question]).vectors[0]
+        bodies = [s.split("] ", 1)[-1] for s in sentences]
+        scores = np.asarray(self.embedder.embed(bodies).vectors) @ np.asarray(query_vector)
+        order = np.argsort(-scores)[:_ANSWER_SENTENCES]
+        best = float(scores[order[0]])
+        text = "\n".join(sentences[i] for i in order)
+        return Answer(text=text, mode=self.mode, sufficient=best >= self.sufficient_similarity)

@@ -1,0 +1,137 @@
+"""The ``openai`` backend: any server that speaks the OpenAI API (OpenAI, vLLM, Ollama, LiteLLM, ...).
+
+The client is built on first use, never at import time (it raises without a key).
+Embeddings are requested in batches; results are put back in input order by ``index``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import openai
+
+from memories.llm import prompts
+from memories.llm.base import Answer, Completion, EmbeddingBatch, ModelBackendError, Usage
+
+__all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
+
+T = TypeVar("T")
+
+
+class _Client:
+    def __init__(self, *, api_key: str, base_url: str | None, timeout: float, max_retries: int) -> None:
+        self._kwargs = {"api_key": api_key or "unset", "base_url": base_url, "timeout": timeout, "max_retries": max_retries}
+        self._client: openai.OpenAI | None = None
+
+    @property
+    def client(self) -> openai.OpenAI:
+        if self._client is None:
+            self._client = openai.OpenAI(**self._kwargs)
+        return self._client
+
+    def call(self, fn: Callable[[openai.OpenAI], T]) -> T:
+        """Run ``fn(client)``, turning the client's failures into ``ModelBackendError``."""
+        try:
+            return fn(self.client)
+        except openai.APITimeoutError as exc:
+            raise ModelBackendError("MODEL_BACKEND_TIMEOUT", "The model backend timed out.") from exc
+        except openai.APIConnectionError as exc:
+            raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "The model backend is unreachable.") from exc
+        except openai.APIError as exc:
+            raise ModelBackendError("MODEL_BACKEND_ERROR", f"The model backend refused the request: {exc}") from exc
+
+
+class OpenAIEmbedder(_Client):
+    """Embeddings from ``POST /embeddings``.
+
+    Args:
+        model_name: e.g. ``text-embedding-3-small``.
+        dimensions: the length of the vectors the columns hold.
+        request_dimensions: sent as ``dimensions`` only when set (some servers reject it).
+        batch_size: texts per request.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_name: str,
+        dimensions: int,
+        request_dimensions: int | None = None,
+        batch_size: int = 64,
+        **client_kwargs: object,
+    ) -> None:
+        super().__init__(**client_kwargs)  # type: ignore[arg-type]
+        self.model_name = model_name
+        self.dimensions = dimensions
+        self.request_dimensions = request_dimensions
+        self.batch_size = batch_size
+
+    def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
+        """Embed ``texts`` in batches of ``batch_size``.
+
+        Raises:
+            ModelBackendError: the server failed, or returned the wrong number or size of vectors.
+        """
+        vectors: list[list[float]] = []
+        tokens = 0
+        extra = {"dimensions": self.request_dimensions} if self.request_dimensions else {}
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            response = self.call(
+                lambda c, batch=batch: c.embeddings.create(
+                    model=self.model_name, input=batch, encoding_format="float", **extra
+                )
+            )
+            data = sorted(response.data, key=lambda d: d.index)
+            if len(data) != len(batch):
+                raise ModelBackendError(
+                    "MODEL_BACKEND_ERROR", f"Asked for {len(batch)} embeddings, received {len(data)}."
+                )
+            for item in data:
+                if len(item.embedding) != self.dimensions:
+                    raise ModelBackendError(
+                        "MODEL_BACKEND_ERROR",
+                        f"The model returned {len(item.embedding)} dimensions; EMBEDDING_DIMENSIONS is "
+                        f"{self.dimensions}.",
+                    )
+                vectors.append(list(item.embedding))
+            tokens += getattr(response.usage, "prompt_tokens", 0) or 0
+        return EmbeddingBatch(vectors=vectors, usage=Usage(embedding_tokens=tokens))
+
+
+class OpenAIChatModel(_Client):
+    """Summaries and answers from ``POST /chat/completions``."""
+
+    mode = "generated"
+
+    def __init__(self, *, model_name: str, **client_kwargs: object) -> None:
+        super().__init__(**client_kwargs)  # type: ignore[arg-type]
+        self.model_name = model_name
+
+    def _complete(self, system: str, user: str) -> tuple[str, Usage]:
+        response = self.call(
+            lambda c: c.chat.completions.create(
+                model=self.model_name,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                temperature=0,
+            )
+        )
+        text = (response.choices[0].message.content or "").strip()
+        usage = response.usage
+        return text, Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None)
+        )
+
+    def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
+        """Summarise the conversation ``lines`` in at most ``max_sentences`` sentences."""
+        text, usage = self._complete(prompts.SUMMARY_SYSTEM.format(max_sentences=max_sentences), "\n".join(lines))
+        return Completion(text=text, mode=self.mode, usage=usage)
+
+    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
+        """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA``."""
+        text, usage = self._complete(
+            prompts.ANSWER_SYSTEM, prompts.ANSWER_USER.format(data="\n\n".join(blocks), question=question)
+        )
+        sufficient = prompts.INSUFFICIENT not in text
+        return Answer(text="" if not sufficient else text, mode=self.mode, usage=usage, sufficient=sufficient)

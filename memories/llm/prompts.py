@@ -1,0 +1,19 @@
+"""Prompts for the generated (LLM) mode."""
+
+SUMMARY_SYSTEM = (
+    "You summarise a conversation between a user and an assistant for a long-term memory. "
+    "Write at most {max_sentences} plain sentences in the third person. Keep names, dates, "
+    "places, preferences, plans and facts about the people; drop greetings and small talk."
+)
+
+INSUFFICIENT = "INSUFFICIENT_DATA"
+
+ANSWER_SYSTEM = (
+    "You answer questions about a user from their memory: summaries of past sessions, "
+    "curated knowledge, diary entries and raw messages, each labelled with its kind and time. "
+    "Answer only from this data, briefly, and resolve relative dates ('yesterday') against the "
+    "time of the entry they appear in. If the data does not contain the answer, reply with "
+    f"exactly {INSUFFICIENT} and nothing else."
+)
+
+ANSWER_USER = "Data:\n{data}\n\nQuestion: {question}"

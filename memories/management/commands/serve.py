@@ -1,0 +1,49 @@
+"""``manage.py serve``: the whole service in one command (what ``make run`` calls)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import uvicorn
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Apply migrations, start the django-q2 worker and serve the ASGI app until Ctrl-C."
+
+    def add_arguments(self, parser) -> None:  # noqa: ANN001
+        parser.add_argument("--host", default=settings.HOST)
+        parser.add_argument("--port", type=int, default=settings.PORT)
+        parser.add_argument("--no-worker", action="store_true", help="Do not start the background worker.")
+
+    def handle(self, *args: object, host: str, port: int, no_worker: bool, **options: object) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        worker = None if no_worker else subprocess.Popen([sys.executable, "manage.py", "qcluster"])
+        # Load the embedding model now rather than on the first search.
+        threading.Thread(target=_warm_up, daemon=True).start()
+        base = f"http://{host}:{port}"
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/ "
+                "(create a login with `.venv/bin/python manage.py createsuperuser`)\nCtrl-C stops everything."
+            )
+        )
+        try:
+            uvicorn.run("memoryproject.asgi:application", host=host, port=port, lifespan="off", log_level="info")
+        finally:
+            if worker is not None:
+                worker.terminate()
+                try:
+                    worker.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    worker.kill()
+
+
+def _warm_up() -> None:
+    from memories.llm import get_embedder
+
+    get_embedder().embed(["warm up"])

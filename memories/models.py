@@ -1,0 +1,206 @@
+"""Models of the memory service: end users, sessions, messages, summaries, knowledge, diaries.
+
+Every vector column has the dimension of ``settings.EMBEDDING_DIMENSIONS``, an HNSW index
+with cosine operators (pgvector's ``vector_cosine_ops``, paired with ``CosineDistance`` in
+queries), and records in ``embedding_model`` which model produced it.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+__all__ = ["Diary", "EndUser", "Knowledge", "Message", "Role", "Session", "Summary", "SummaryMode"]
+
+
+def _embedding_field() -> VectorField:
+    return VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True, editable=False)
+
+
+def _embedding_model_field() -> models.CharField:
+    return models.CharField(max_length=200, blank=True, default="", editable=False)
+
+
+def _hnsw_index(name: str) -> HnswIndex:
+    # m=16, ef_construction=64 are pgvector's defaults (pgvector README, "HNSW").
+    return HnswIndex(name=name, fields=["embedding"], m=16, ef_construction=64, opclasses=["vector_cosine_ops"])
+
+
+class EndUser(models.Model):
+    """A user of a chatbot, known by the chatbot's own id (not a Django auth user)."""
+
+    external_id = models.CharField(max_length=255, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["external_id"]
+        verbose_name = "end user"
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Session(models.Model):
+    """One conversation of an end user, known by the chatbot's session id."""
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(max_length=255)
+    channel = models.CharField(max_length=64, blank=True, default="")
+    first_message_at = models.DateTimeField(null=True, blank=True)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # When a message last arrived (server clock): idle sessions are summarised from this.
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "external_id"], name="session_unique_per_user")]
+        ordering = ["user", "first_message_at"]
+        indexes = [models.Index(fields=["user", "last_message_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.external_id}"
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+
+
+class Message(models.Model):
+    """One message of a session; ``created_at`` is the conversation's own time."""
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="messages")
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    # The client's own id for the message (optional): a message re-sent with the same id
+    # is not stored twice, so clients can retry and importers can run again.
+    external_id = models.CharField(max_length=255, blank=True, default="")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    channel = models.CharField(max_length=64, blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+    embedding = _embedding_field()
+    embedding_model = _embedding_model_field()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="message_external_id_unique_per_session",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["session", "created_at"]),
+            models.Index(fields=["user", "created_at"]),
+            _hnsw_index("message_embedding_hnsw"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+    @property
+    def speaker(self) -> str:
+        """The speaker's name when the client sent one in metadata, else the role."""
+        return str((self.metadata or {}).get("speaker") or self.role)
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded and shown to the answer model: speaker, text and any photo caption."""
+        text = f"{self.speaker}: {self.content}"
+        caption = (self.metadata or {}).get("image_caption")
+        if caption:
+            text += f" [shared a photo: {caption}]"
+        return text
+
+
+class SummaryMode(models.TextChoices):
+    GENERATED = "generated"
+    EXTRACTIVE = "extractive"
+
+
+class Summary(models.Model):
+    """The summary of one session, up to its watermark ``last_message``."""
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="summaries")
+    session = models.OneToOneField(Session, on_delete=models.CASCADE, related_name="summary")
+    content = models.TextField()
+    mode = models.CharField(max_length=16, choices=SummaryMode.choices)
+    covers_from = models.DateTimeField()
+    covers_until = models.DateTimeField()
+    # The watermark: the last message (in arrival order) the summary includes.
+    last_message = models.ForeignKey(Message, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    message_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    embedding = _embedding_field()
+    embedding_model = _embedding_model_field()
+
+    class Meta:
+        ordering = ["covers_from"]
+        verbose_name_plural = "summaries"
+        indexes = [models.Index(fields=["user", "covers_from"]), _hnsw_index("summary_embedding_hnsw")]
+
+    def __str__(self) -> str:
+        return f"Summary of {self.session}"
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded: the summary text."""
+        return self.content
+
+
+class Knowledge(models.Model):
+    """A curated fact, owned by an end user or shared (``user`` is null: system-wide)."""
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="knowledge")
+    content = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    embedding = _embedding_field()
+    embedding_model = _embedding_model_field()
+
+    class Meta:
+        ordering = ["-updated_at"]
+        verbose_name_plural = "knowledge"
+        indexes = [models.Index(fields=["user"]), _hnsw_index("knowledge_embedding_hnsw")]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded: the knowledge text."""
+        return self.content
+
+
+class Diary(models.Model):
+    """One diary entry per end user per date."""
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="diaries")
+    diary_date = models.DateField()
+    content = models.TextField()
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    embedding = _embedding_field()
+    embedding_model = _embedding_model_field()
+
+    class Meta:
+        ordering = ["-diary_date"]
+        verbose_name_plural = "diaries"
+        constraints = [models.UniqueConstraint(fields=["user", "diary_date"], name="diary_unique_per_user_date")]
+        indexes = [_hnsw_index("diary_embedding_hnsw")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.diary_date}"
+
+    @property
+    def embedding_text(self) -> str:
+        """What is embedded: the date and the entry."""
+        return f"Diary {self.diary_date.isoformat()}: {self.content}"

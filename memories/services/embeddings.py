@@ -1,0 +1,72 @@
+"""Filling vector columns with the configured embedding model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import models
+
+from memories.llm import get_embedder
+from memories.models import Diary, Knowledge, Message, Summary
+
+__all__ = ["EMBEDDED_MODELS", "embeddings_fill", "embeddings_pending"]
+
+# Kind name -> model with ``embedding``, ``embedding_model`` and ``embedding_text``.
+EMBEDDED_MODELS: dict[str, type[models.Model]] = {
+    "message": Message,
+    "summary": Summary,
+    "knowledge": Knowledge,
+    "diary": Diary,
+}
+
+
+def embeddings_pending(*, kind: str) -> models.QuerySet:
+    """Rows of ``kind`` with no vector, or one made by another model than the configured one."""
+    model = EMBEDDED_MODELS[kind]
+    return model.objects.filter(
+        models.Q(embedding__isnull=True) | ~models.Q(embedding_model=settings.EMBEDDING_MODEL)
+    )
+
+
+def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: int | None = None) -> int:
+    """Embed the rows of ``kind`` (all pending ones, or those of ``ids``) that need it.
+
+    Idempotent: rows already embedded by the configured model are left alone.
+
+    Args:
+        kind: ``message``, ``summary``, ``knowledge`` or ``diary``.
+        ids: primary keys to consider; ``None`` for every pending row.
+        batch_size: texts per embedding call (default ``EMBEDDING_BATCH_SIZE``).
+
+    Returns:
+        How many rows were embedded.
+
+    Raises:
+        KeyError: unknown ``kind``.
+        ModelBackendError: the embedding backend failed (rows embedded so far are kept).
+    """
+    embedder = get_embedder()
+    batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
+    queryset = embeddings_pending(kind=kind).order_by("pk")
+    if ids is not None:
+        queryset = queryset.filter(pk__in=list(ids))
+    done = 0
+    batch: list[models.Model] = []
+    for row in queryset.iterator(chunk_size=batch_size):
+        batch.append(row)
+        if len(batch) == batch_size:
+            done += _embed_batch(embedder, batch)
+            batch = []
+    if batch:
+        done += _embed_batch(embedder, batch)
+    return done
+
+
+def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
+    vectors = embedder.embed([row.embedding_text for row in rows]).vectors
+    for row, vector in zip(rows, vectors, strict=True):
+        row.embedding = vector
+        row.embedding_model = embedder.model_name
+    type(rows[0]).objects.bulk_update(rows, ["embedding", "embedding_model"])
+    return len(rows)

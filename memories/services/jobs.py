@@ -1,0 +1,18 @@
+"""Enqueueing background work (django-q2) once the current transaction commits."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django_q.tasks import async_task
+
+__all__ = ["job_enqueue"]
+
+
+def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
+    """Queue ``func(*args)`` for the worker after the current transaction commits.
+
+    Args:
+        func: dotted path of a function in ``memories.tasks``.
+        args: ids and plain values only (the payload is pickled), never model instances.
+    """
+    transaction.on_commit(lambda: async_task(func, *args))

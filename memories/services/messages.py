@@ -1,0 +1,135 @@
+"""Storing conversation messages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from memories.models import EndUser, Message, Role, Session
+from memories.services.jobs import job_enqueue
+
+__all__ = ["MessageIn", "MessagesAdded", "messages_add"]
+
+
+@dataclass(frozen=True)
+class MessageIn:
+    """One message as a client sends it.
+
+    ``created_at`` is when it was said (timezone-aware; now when ``None``); ``external_id``
+    is the client's optional id, which makes re-sending the same message a no-op.
+    """
+
+    role: str
+    content: str
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    external_id: str = ""
+
+
+@dataclass(frozen=True)
+class MessagesAdded:
+    """What ``messages_add`` stored: the session, the new messages, and how many were already there."""
+
+    session: Session
+    messages: list[Message]
+    skipped: int
+
+
+def _validate(*, user_external_id: str, session_external_id: str, messages: Sequence[MessageIn]) -> None:
+    errors: dict[str, list[str]] = {}
+    if not user_external_id.strip():
+        errors["userId"] = ["userId must not be empty."]
+    if not session_external_id.strip():
+        errors["sessionId"] = ["sessionId must not be empty."]
+    if not messages:
+        errors["messages"] = ["Send at least one message."]
+    for i, message in enumerate(messages):
+        if message.role not in Role.values:
+            errors[f"messages.{i}.role"] = [f"role must be one of {', '.join(Role.values)}, not {message.role!r}."]
+        if not message.content.strip():
+            errors[f"messages.{i}.content"] = ["content must not be empty."]
+        if message.created_at is not None and timezone.is_naive(message.created_at):
+            errors[f"messages.{i}.createdAt"] = ["createdAt needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
+        if not isinstance(message.metadata, dict):
+            errors[f"messages.{i}.metadata"] = ["metadata must be a JSON object."]
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def messages_add(
+    *, user_external_id: str, session_external_id: str, channel: str = "", messages: Sequence[MessageIn]
+) -> MessagesAdded:
+    """Store ``messages`` in one transaction and queue their embedding and summarising.
+
+    Creates the end user and the session when they are new. When this is the first batch
+    of a new session, the user's previous session is queued for summarising. Messages whose
+    ``external_id`` the session already holds are skipped (safe retries).
+
+    Args:
+        user_external_id: the chatbot's user id.
+        session_external_id: the chatbot's session id (unique per user).
+        channel: where the conversation happens (``slack``, ``web``, ...); kept on the session.
+        messages: in conversation order.
+
+    Returns:
+        The session and the messages stored.
+
+    Raises:
+        ValidationError: an input is invalid; the error names the field.
+    """
+    _validate(user_external_id=user_external_id, session_external_id=session_external_id, messages=messages)
+    user, _ = EndUser.objects.get_or_create(external_id=user_external_id)
+    session, _ = Session.objects.select_for_update().get_or_create(
+        user=user, external_id=session_external_id, defaults={"channel": channel}
+    )
+    is_new_session = session.last_message_at is None
+    wanted_ids = [m.external_id for m in messages if m.external_id]
+    seen = set(
+        Message.objects.filter(session=session, external_id__in=wanted_ids).values_list("external_id", flat=True)
+    ) if wanted_ids else set()
+    now = timezone.now()
+    rows = []
+    for message in messages:
+        if message.external_id:
+            if message.external_id in seen:
+                continue
+            seen.add(message.external_id)
+        rows.append(
+            Message(
+                user=user,
+                session=session,
+                external_id=message.external_id,
+                role=message.role,
+                content=message.content,
+                channel=channel or session.channel,
+                metadata=message.metadata or {},
+                created_at=message.created_at or now,
+            )
+        )
+    created = Message.objects.bulk_create(rows)
+    if created:
+        times = [m.created_at for m in created]
+        session.first_message_at = min([t for t in (session.first_message_at, *times) if t is not None])
+        session.last_message_at = max([t for t in (session.last_message_at, *times) if t is not None])
+        if channel and not session.channel:
+            session.channel = channel
+        session.save()
+        job_enqueue(func="memories.tasks.embed_rows", args=("message", [m.pk for m in created]))
+        if is_new_session:
+            previous = (
+                Session.objects.filter(user=user, last_message_at__isnull=False)
+                .exclude(pk=session.pk)
+                .order_by("-updated_at")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if previous is not None:
+                job_enqueue(func="memories.tasks.summarize_session", args=(previous,))
+    return MessagesAdded(session=session, messages=created, skipped=len(messages) - len(created))

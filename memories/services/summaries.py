@@ -1,0 +1,102 @@
+"""Writing session summaries, and finding the sessions whose summary is missing or stale."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from memories.llm import get_chat_model, get_embedder
+from memories.models import Session, Summary
+
+__all__ = ["summaries_enqueue_stale", "summary_create"]
+
+
+def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
+    """Summarise a session up to its newest message, unless its summary is already current.
+
+    The summary's watermark (``last_message``) is the newest message (in arrival order) it
+    includes, so a resumed session is summarised again rather than left stale. Idempotent.
+
+    Args:
+        session_id: primary key of the session.
+        force: write a new summary even when the current one is up to date.
+
+    Returns:
+        The summary, or ``None`` when the session no longer exists or has no messages
+        (any old summary of an emptied session is deleted).
+
+    Raises:
+        ModelBackendError: the chat or embedding backend failed; nothing is changed.
+    """
+    session = Session.objects.filter(pk=session_id).first()
+    if session is None:
+        return None
+    messages = list(session.messages.order_by("created_at", "id"))
+    existing = Summary.objects.filter(session=session).first()
+    if not messages:
+        if existing is not None:
+            existing.delete()
+        return None
+    watermark = max(messages, key=lambda m: m.pk)
+    if existing is not None and existing.last_message_id == watermark.pk and not force:
+        return existing
+    completion = get_chat_model().summarize(
+        lines=[m.embedding_text for m in messages], max_sentences=settings.SUMMARY_MAX_SENTENCES
+    )
+    embedder = get_embedder()
+    vector = embedder.embed([completion.text]).vectors[0]
+    with transaction.atomic():
+        summary, _ = Summary.objects.update_or_create(
+            session=session,
+            defaults={
+                "user_id": session.user_id,
+                "content": completion.text,
+                "mode": completion.mode,
+                "covers_from": messages[0].created_at,
+                "covers_until": messages[-1].created_at,
+                "last_message": watermark,
+                "message_count": len(messages),
+                "embedding": vector,
+                "embedding_model": embedder.model_name,
+            },
+        )
+    return summary
+
+
+def summaries_enqueue_stale(*, idle_minutes: int | None = None, limit: int = 500) -> list[int]:
+    """Queue summaries for sessions idle for ``idle_minutes`` whose summary is missing or behind.
+
+    A summary is behind when the session holds a message newer (in arrival order) than its
+    watermark, or when its watermark message was deleted.
+
+    Args:
+        idle_minutes: minutes since a session last received a message (default
+            ``SUMMARY_IDLE_MINUTES``).
+        limit: most sessions queued in one call.
+
+    Returns:
+        The ids of the sessions queued.
+    """
+    idle_minutes = settings.SUMMARY_IDLE_MINUTES if idle_minutes is None else idle_minutes
+    cutoff = timezone.now() - timedelta(minutes=idle_minutes)
+    stale = (
+        Session.objects.filter(updated_at__lte=cutoff)
+        .annotate(newest_message_id=Max("messages__id"))
+        .filter(newest_message_id__isnull=False)
+        .filter(
+            Q(summary__isnull=True)
+            | Q(summary__last_message__isnull=True)
+            | Q(summary__last_message_id__lt=F("newest_message_id"))
+        )
+        .order_by("updated_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    session_ids = list(stale)
+    for session_id in session_ids:
+        async_task("memories.tasks.summarize_session", session_id)
+    return session_ids

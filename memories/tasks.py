@@ -1,0 +1,38 @@
+"""django-q2 entry points. Thin: they take ids and call services.
+
+A task that raises is retried by django-q2 up to ``Q_CLUSTER["max_attempts"]`` times; the
+messages are already stored by then, and the sweep picks up whatever is still missing.
+"""
+
+from __future__ import annotations
+
+from django_q.tasks import async_task
+
+from memories.services.embeddings import EMBEDDED_MODELS, embeddings_fill, embeddings_pending
+from memories.services.summaries import summaries_enqueue_stale, summary_create
+
+__all__ = ["embed_rows", "summarize_session", "sweep"]
+
+_SWEEP_EMBED_LIMIT = 5000
+
+
+def embed_rows(kind: str, ids: list[int]) -> int:
+    """Embed the rows of ``kind`` with these ids that still need it. Returns how many."""
+    return embeddings_fill(kind=kind, ids=ids)
+
+
+def summarize_session(session_id: int) -> int | None:
+    """Summarise one session if its summary is missing or behind. Returns the summary id."""
+    summary = summary_create(session_id=session_id)
+    return summary.pk if summary else None
+
+
+def sweep() -> dict[str, int]:
+    """Periodic: queue summaries of idle, stale sessions and embeddings a failed task left out."""
+    queued = {"summaries": len(summaries_enqueue_stale())}
+    for kind in EMBEDDED_MODELS:
+        ids = list(embeddings_pending(kind=kind).order_by("pk").values_list("pk", flat=True)[:_SWEEP_EMBED_LIMIT])
+        if ids:
+            async_task("memories.tasks.embed_rows", kind, ids)
+        queued[kind] = len(ids)
+    return queued

@@ -1,0 +1,152 @@
+"""Settings, read from the environment (``.env.example`` lists every variable).
+
+With no ``DATABASE_URL`` the embedded PostgreSQL + pgvector (``memoryproject.embedded_db``)
+is started in ``EMBEDDED_DB_DIR``; with no ``OPENAI_API_KEY`` the offline models are used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env")
+
+SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me")
+DEBUG = env.bool("DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "strawberry_django",
+    "django_q",
+    "memories",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memoryproject.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+ASGI_APPLICATION = "memoryproject.asgi.application"
+WSGI_APPLICATION = "memoryproject.wsgi.application"
+
+# --- Database -----------------------------------------------------------------------
+EMBEDDED_DB_DIR = Path(env.str("EMBEDDED_DB_DIR", default=str(BASE_DIR / "var" / "postgres")))
+if env.str("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db_url("DATABASE_URL")}
+else:
+    from memoryproject.embedded_db import embedded_database_url
+
+    DATABASES = {"default": env.db_url_config(embedded_database_url(data_dir=EMBEDDED_DB_DIR))}
+    # pgserver's URL names its socket directory as a query parameter; Django wants HOST.
+    DATABASES["default"]["HOST"] = DATABASES["default"].pop("OPTIONS", {}).get("host", "")
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+# WhiteNoise serves the admin's static files straight from the apps (no collectstatic step).
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"pgserver": {"level": "WARNING"}},
+}
+
+# --- Models for embeddings and text generation (memories.llm) -----------------------
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
+OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)
+_default_backend = "openai" if OPENAI_API_KEY else "local"
+EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default=_default_backend)
+CHAT_BACKEND = env.str("CHAT_BACKEND", default=_default_backend)
+EMBEDDING_MODEL = env.str(
+    "EMBEDDING_MODEL",
+    default="text-embedding-3-small" if EMBEDDING_BACKEND == "openai" else "all-MiniLM-L6-v2",
+)
+# The vector columns' dimension; it must match what the embedding model returns.
+EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+# Sent to the OpenAI API as `dimensions` only when set (other servers may reject it).
+OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=None)
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
+
+# --- Memory behaviour -----------------------------------------------------------------
+SUMMARY_IDLE_MINUTES = env.int("SUMMARY_IDLE_MINUTES", default=30)
+SUMMARY_SWEEP_MINUTES = env.int("SUMMARY_SWEEP_MINUTES", default=5)
+SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
+SEARCH_DEFAULT_TOP_K = env.int("SEARCH_DEFAULT_TOP_K", default=5)
+SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
+HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+EXTRACTIVE_SUFFICIENT_SIMILARITY = env.float("EXTRACTIVE_SUFFICIENT_SIMILARITY", default=0.7)
+
+# --- Background work (django-q2, ORM broker) -----------------------------------------
+Q_CLUSTER = {
+    "name": "memories",
+    "orm": "default",
+    "workers": env.int("Q_WORKERS", default=2),
+    "timeout": env.int("Q_TIMEOUT_SECONDS", default=300),
+    # retry must exceed timeout, or a slow task is started twice.
+    "retry": env.int("Q_TIMEOUT_SECONDS", default=300) + 60,
+    "max_attempts": env.int("Q_MAX_ATTEMPTS", default=3),
+    "catch_up": False,
+    "sync": env.bool("Q_SYNC", default=False),
+    "poll": 0.5,
+    "save_limit": 1000,
+}
+
+STRAWBERRY_DJANGO = {
+    "MUTATIONS_DEFAULT_HANDLE_ERRORS": True,
+}
+
+# --- Serving (manage.py serve / make run) ---------------------------------------------
+HOST = env.str("HOST", default="127.0.0.1")
+PORT = env.int("PORT", default=8000)

@@ -1,0 +1,11 @@
+"""Test settings: the base settings with django-q2 tasks run in-process.
+
+``Q_CLUSTER`` is read once at import, so ``sync`` is switched here, not by a fixture.
+"""
+
+from memoryproject.settings import *  # noqa: F403
+from memoryproject.settings import Q_CLUSTER
+
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SUMMARY_IDLE_MINUTES = 30

@@ -1,0 +1,92 @@
+"""Shared fixtures. Tests run on the real PostgreSQL + pgvector (a throwaway test database)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+logging.getLogger("django-q").setLevel(logging.WARNING)
+
+GraphQL = Callable[..., dict[str, Any]]
+
+
+@pytest.fixture
+def gql(client, django_capture_on_commit_callbacks) -> GraphQL:  # noqa: ANN001
+    """POST a GraphQL document to /graphql/ over HTTP and return the decoded JSON body.
+
+    Background tasks queued by the request run (django-q2 is in sync mode in tests) once the
+    request's transaction "commits", as they would in the worker.
+    """
+
+    def run(query: str, variables: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                "/graphql/",
+                data=json.dumps({"query": query, "variables": variables or {}}),
+                content_type="application/json",
+                **headers,
+            )
+        assert response.status_code == 200, response.content
+        return response.json()
+
+    return run
+
+
+ADD_MESSAGES = """
+mutation Add($userId: String!, $sessionId: String!, $channel: String!, $messages: [MessageInput!]!) {
+  addMessages(userId: $userId, sessionId: $sessionId, channel: $channel, messages: $messages) {
+    __typename
+    ... on AddMessagesResult {
+      skipped
+      session { sessionId userId channel firstMessageAt lastMessageAt }
+      messages { id role content createdAt metadata sessionId externalId }
+    }
+    ... on OperationInfo { messages { kind field message } }
+  }
+}
+"""
+
+SEARCH = """
+query Search($input: SearchInput!) {
+  search(input: $input) {
+    __typename
+    ... on SearchResult {
+      answer answerMode retrievedData stages
+      hits { kind id score content userId sessionId conversationTime }
+      usage { promptTokens completionTokens embeddingTokens }
+    }
+    ... on OperationInfo { messages { kind field message } }
+  }
+}
+"""
+
+
+@pytest.fixture
+def add_messages(gql: GraphQL) -> Callable[..., dict[str, Any]]:
+    """Call ``addMessages`` over GraphQL; returns the ``addMessages`` payload."""
+
+    def run(user_id: str, session_id: str, messages: list[dict[str, Any]], channel: str = "web") -> dict[str, Any]:
+        body = gql(
+            ADD_MESSAGES,
+            {"userId": user_id, "sessionId": session_id, "channel": channel, "messages": messages},
+        )
+        assert "errors" not in body, body
+        return body["data"]["addMessages"]
+
+    return run
+
+
+@pytest.fixture
+def search(gql: GraphQL) -> Callable[..., dict[str, Any]]:
+    """Call ``search`` over GraphQL with the given input fields; returns the ``search`` payload."""
+
+    def run(**input_fields: Any) -> dict[str, Any]:
+        body = gql(SEARCH, {"input": input_fields})
+        assert "errors" not in body, body
+        return body["data"]["search"]
+
+    return run
