@@ -64,7 +64,8 @@ ASGI_APPLICATION = "memoryproject.asgi.application"
 WSGI_APPLICATION = "memoryproject.wsgi.application"
 
 # --- Database -----------------------------------------------------------------------
-EMBEDDED_DB_DIR = Path(env.str("EMBEDDED_DB_DIR", default=str(BASE_DIR / "var" / "postgres")))
+# Relative paths are taken from the project directory.
+EMBEDDED_DB_DIR = BASE_DIR / env.str("EMBEDDED_DB_DIR", default="var/postgres")
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db_url("DATABASE_URL")}
 else:

@@ -117,6 +117,8 @@ class OpenAIChatModel(_Client):
                 temperature=0,
             )
         )
+        if not response.choices:
+            raise ModelBackendError("MODEL_BACKEND_ERROR", "The model backend returned no choices.")
         text = (response.choices[0].message.content or "").strip()
         usage = response.usage
         return text, Usage(

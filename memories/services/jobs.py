@@ -15,4 +15,6 @@ def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
         func: dotted path of a function in ``memories.tasks``.
         args: ids and plain values only (the payload is pickled), never model instances.
     """
-    transaction.on_commit(lambda: async_task(func, *args))
+    # robust: a failure to enqueue (or, in sync mode, of the task itself) is logged and never
+    # turns the caller's committed write into an error; the periodic sweep retries the work.
+    transaction.on_commit(lambda: async_task(func, *args), robust=True)

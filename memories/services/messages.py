@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -110,7 +110,7 @@ def messages_add(
                 content=message.content,
                 channel=channel or session.channel,
                 metadata=message.metadata or {},
-                created_at=message.created_at or now,
+                created_at=message.created_at.astimezone(UTC) if message.created_at else now,
             )
         )
     created = Message.objects.bulk_create(rows)

@@ -1,0 +1,59 @@
+"""The offline backend, for real: the bundled MiniLM model and the extractive chat model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memories.llm import get_chat_model, get_embedder
+from memories.llm.text import split_sentences
+
+
+def test_paraphrase_ranks_above_unrelated_sentence():
+    embedder = get_embedder()
+    query, paraphrase, unrelated = embedder.embed(
+        ["What is my favourite food?", "I love eating sushi more than any other dish.", "The train left at noon."]
+    ).vectors
+    assert embedder.dimensions == len(query) == 384
+    assert np.dot(query, paraphrase) > np.dot(query, unrelated) + 0.1
+    assert np.linalg.norm(query) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_empty_input_embeds_to_nothing():
+    assert get_embedder().embed([]).vectors == []
+
+
+def test_extractive_summary_is_built_from_conversation_sentences():
+    lines = [
+        "Caroline: Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful.",
+        "Melanie: Wow, that sounds amazing. I painted a sunrise over the lake last weekend.",
+        "Caroline: I am thinking about studying psychology so I can become a counselor.",
+        "Melanie: That is great. My kids keep me busy with swimming lessons every Tuesday.",
+        "Caroline: Thanks! See you soon.",
+    ]
+    completion = get_chat_model().summarize(lines=lines, max_sentences=3)
+    assert completion.mode == "extractive"
+    conversation_sentences = {
+        f"{line.split(': ', 1)[0]}: {s}" for line in lines for s in split_sentences(line.split(": ", 1)[1])
+    }
+    picked = [s for s in conversation_sentences if s in completion.text]
+    assert len(picked) == 3, completion.text
+    # Kept in conversation order.
+    positions = [completion.text.index(s) for s in picked]
+    order_in_conversation = sorted(picked, key=lambda s: [i for i, line in enumerate(lines) if s.split(": ", 1)[1] in line][0])
+    assert [completion.text.index(s) for s in order_in_conversation] == sorted(positions)
+
+
+def test_extractive_answer_picks_the_relevant_sentence_and_judges_sufficiency():
+    model = get_chat_model()
+    blocks = [
+        "[summary | session s1]\nThe user moved to Osaka in March. The user's favourite food is ramen.",
+        "[message | session s2]\nThe weather was rainy all week.",
+    ]
+    answer = model.answer(question="What is the user's favourite food?", blocks=blocks)
+    assert answer.mode == "extractive"
+    assert answer.text.splitlines()[0].endswith("The user's favourite food is ramen.")
+    assert answer.text.splitlines()[0].startswith("[summary | session s1]")
+    assert answer.sufficient is True
+    unrelated = model.answer(question="Which instrument does the user play?", blocks=blocks[1:])
+    assert unrelated.sufficient is False

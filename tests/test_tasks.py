@@ -1,0 +1,130 @@
+"""Background work: embedding, summarising new, idle and resumed sessions, failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django_q.models import Schedule
+
+from memories import tasks
+from memories.llm import ModelBackendError
+from memories.models import Message, Summary
+from memories.services import embeddings as embeddings_service
+from memories.services.schedules import SWEEP_NAME
+from tests.conftest import ADD_MESSAGES
+
+pytestmark = pytest.mark.django_db
+
+
+def _texts(n: int, prefix: str) -> list[dict]:
+    return [{"role": "user", "content": f"{prefix} sentence number {i} about hiking in the Alps."} for i in range(n)]
+
+
+def test_migrate_creates_the_sweep_schedule():
+    schedule = Schedule.objects.get(name=SWEEP_NAME)
+    assert schedule.func == "memories.tasks.sweep"
+    assert schedule.repeats == -1
+
+
+def test_new_session_summarises_the_previous_one_only(add_messages):
+    add_messages("alice", "s1", _texts(3, "first"))
+    assert not Summary.objects.exists()
+    add_messages("alice", "s2", _texts(2, "second"))
+    summary = Summary.objects.get()
+    assert summary.session.external_id == "s1"
+    assert summary.message_count == 3
+    assert summary.last_message_id == Message.objects.filter(session__external_id="s1").order_by("-id")[0].id
+    assert summary.embedding is not None
+    # More messages in the current session do not summarise anything else.
+    add_messages("alice", "s2", _texts(1, "more"))
+    assert Summary.objects.count() == 1
+
+
+def test_sweep_summarises_idle_sessions_and_refreshes_stale_summaries(add_messages, settings):
+    add_messages("alice", "s1", _texts(2, "old"))
+    settings.SUMMARY_IDLE_MINUTES = 60
+    tasks.sweep()
+    assert not Summary.objects.exists()  # not idle yet
+
+    settings.SUMMARY_IDLE_MINUTES = 0
+    tasks.sweep()
+    summary = Summary.objects.get(session__external_id="s1")
+    assert summary.message_count == 2
+
+    # The session is resumed: its summary is behind the watermark and is written again.
+    add_messages("alice", "s1", [{"role": "user", "content": "I also adopted a golden retriever named Biscuit."}])
+    tasks.sweep()
+    summary.refresh_from_db()
+    assert summary.message_count == 3
+    assert summary.last_message_id == Message.objects.filter(session__external_id="s1").latest("id").id
+    assert "Biscuit" in summary.content
+
+
+def test_summarising_is_idempotent(add_messages):
+    add_messages("alice", "s1", _texts(4, "x"))
+    session_id = Message.objects.first().session_id
+    first = tasks.summarize_session(session_id)
+    written = Summary.objects.get(pk=first).updated_at
+    assert tasks.summarize_session(session_id) == first
+    assert Summary.objects.get(pk=first).updated_at == written
+
+
+def test_summary_of_a_deleted_session_is_a_no_op():
+    assert tasks.summarize_session(987654) is None
+
+
+class _DownEmbedder:
+    model_name = "all-MiniLM-L6-v2"
+    dimensions = 384
+
+    def embed(self, texts):
+        raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "down")
+
+
+def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
+    client, django_capture_on_commit_callbacks, monkeypatch
+):
+    real = embeddings_service.get_embedder
+    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: _DownEmbedder())
+    with django_capture_on_commit_callbacks() as queued_work:
+        response = client.post(
+            "/graphql/",
+            data=json.dumps({"query": ADD_MESSAGES, "variables": {
+                "userId": "alice", "sessionId": "s1", "channel": "web", "messages": _texts(3, "kept")}}),
+            content_type="application/json",
+        )
+    assert response.json()["data"]["addMessages"]["__typename"] == "AddMessagesResult"
+    # The worker's attempt fails (in sync mode django-q2 re-raises what a worker would record).
+    with pytest.raises(ModelBackendError):
+        for work in queued_work:
+            work()
+    assert Message.objects.count() == 3
+    assert Message.objects.filter(embedding__isnull=True).count() == 3
+
+    monkeypatch.setattr(embeddings_service, "get_embedder", real)
+    queued = tasks.sweep()
+    assert queued["message"] == 3
+    assert Message.objects.filter(embedding__isnull=True).count() == 0
+
+
+def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, monkeypatch, settings):
+    settings.EMBEDDING_BATCH_SIZE = 2
+    add_messages("alice", "s1", _texts(5, "batch"))
+    ids = list(Message.objects.values_list("id", flat=True))
+    calls: list[int] = []
+    real = embeddings_service.get_embedder()
+
+    class Counting:
+        model_name = real.model_name
+        dimensions = real.dimensions
+
+        def embed(self, texts):
+            calls.append(len(texts))
+            return real.embed(texts)
+
+    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: Counting())
+    assert tasks.embed_rows("message", ids) == 0  # already embedded: nothing to do
+    Message.objects.update(embedding=None)
+    assert tasks.embed_rows("message", ids) == 5
+    assert calls == [2, 2, 1]
