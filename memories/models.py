@@ -8,7 +8,10 @@ queries), and records in ``embedding_model`` which model produced it.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
@@ -85,6 +88,17 @@ class Message(models.Model):
     received_at = models.DateTimeField(auto_now_add=True)
     embedding = _embedding_field()
     embedding_model = _embedding_model_field()
+    # Full-text index of what is said, by whom, and any shared photo's caption (English stemming).
+    search_vector = models.GeneratedField(
+        expression=SearchVector(
+            "content",
+            KeyTextTransform("speaker", "metadata"),
+            KeyTextTransform("image_caption", "metadata"),
+            config="english",
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -99,6 +113,7 @@ class Message(models.Model):
             models.Index(fields=["session", "created_at"]),
             models.Index(fields=["user", "created_at"]),
             _hnsw_index("message_embedding_hnsw"),
+            GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
         ]
 
     def __str__(self) -> str:

@@ -7,8 +7,10 @@ Top to bottom:
 3. Stage 1 (``memory``): vector retrieval (cosine, HNSW) over summaries, knowledge and
    diaries of those users; the ``top_k`` nearest overall are answered from.
 4. Stage 2 (``messages``): when stage 1 found nothing, or ``search_content`` is set and the
-   answer model says the data is insufficient, vector retrieval over the raw messages
-   (so a session with no summary yet is still found), then answer again from both.
+   answer model says the data is insufficient, hybrid retrieval over the raw messages (so a
+   session with no summary yet is still found): the nearest messages by vector and the best
+   by PostgreSQL full-text rank, fused by reciprocal rank; each hit is shown with the turns
+   just before and after it. Then answer again from both stages.
 5. Return the answer, its mode, the retrieved data as labelled, timestamped blocks, the hits
    and token usage.
 
@@ -17,11 +19,13 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, time
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, models, transaction
 from pgvector.django import CosineDistance
 
@@ -29,19 +33,28 @@ from memories.llm import Usage, get_chat_model, get_embedder
 from memories.models import Diary, Knowledge, Message, Summary
 from memories.selectors import user_ids_for
 
-__all__ = ["Hit", "SearchResult", "search_memories"]
+__all__ = ["Hit", "SearchResult", "retrieve_memory", "retrieve_messages", "search_memories"]
 
 STAGE_MEMORY = "memory"
 STAGE_MESSAGES = "messages"
+# Candidates each retriever contributes to the fusion, as a multiple of top_k (at least 50).
+_CANDIDATES_PER_TOP_K = 5
+_MIN_CANDIDATES = 50
+# Reciprocal rank fusion constant k = 60 (Cormack, Clarke & Buettcher, SIGIR 2009).
+_RRF_K = 60
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved row. ``score`` is cosine similarity (1 - cosine distance, -1..1)."""
+    """One retrieved row.
+
+    ``score`` is cosine similarity to the query (1 - cosine distance, -1..1); ``None`` for a
+    message found by its words only (not embedded yet, or by another model).
+    """
 
     kind: str
     id: int
-    score: float
+    score: float | None
     content: str
     block: str
     user_id: str
@@ -97,7 +110,9 @@ def search_memories(
     usage = embedding.usage
     chat = get_chat_model()
 
-    hits = _stage_memory(user_ids=user_ids, vector=vector, top_k=top_k, include_shared=include_shared, multi_user=multi_user)
+    hits = retrieve_memory(
+        user_ids=user_ids, vector=vector, top_k=top_k, include_shared=include_shared, multi_user=multi_user
+    )
     stages = [STAGE_MEMORY]
     answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector) if hits else None
     if answer is not None:
@@ -105,18 +120,18 @@ def search_memories(
 
     if not hits or (search_content and not answer.sufficient):
         stages.append(STAGE_MESSAGES)
-        hits = hits + _nearest_messages(user_ids=user_ids, vector=vector, top_k=top_k, multi_user=multi_user)
+        # Messages first: stage 2 runs because stage 1 was not enough.
+        hits = retrieve_messages(user_ids=user_ids, query=query, vector=vector, top_k=top_k, multi_user=multi_user) + hits
         if hits:
             answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector)
             usage += answer.usage
 
-    blocks = [h.block for h in hits]
     return SearchResult(
         answer=answer.text if answer is not None and answer.text else None,
         answer_mode=answer.mode if answer is not None else chat.mode,
         hits=hits,
         stages=stages,
-        retrieved_data="\n\n".join(blocks) if include_retrieved_data else None,
+        retrieved_data="\n\n".join(h.block for h in hits) if include_retrieved_data else None,
         usage=usage,
     )
 
@@ -136,9 +151,18 @@ def _validate(*, user_external_ids: list[str], query: str, top_k: int) -> None:
 # --- Stage 1: summaries, knowledge, diaries ------------------------------------------
 
 
-def _stage_memory(
-    *, user_ids: list[int], vector: list[float], top_k: int, include_shared: bool, multi_user: bool
+def retrieve_memory(
+    *, user_ids: list[int], vector: list[float], top_k: int, include_shared: bool = False, multi_user: bool = False
 ) -> list[Hit]:
+    """Stage 1: the ``top_k`` summaries, knowledge and diary entries nearest to ``vector``.
+
+    Args:
+        user_ids: primary keys of the end users searched.
+        vector: the query embedding.
+        top_k: hits returned overall, best first.
+        include_shared: also rank system-wide knowledge.
+        multi_user: name the user in each block's label.
+    """
     owner = models.Q(user_id__in=user_ids)
     summaries = _nearest(Summary.objects.select_related("session", "user"), owner, vector, top_k)
     knowledge_owner = owner | models.Q(user__isnull=True) if include_shared else owner
@@ -149,22 +173,87 @@ def _stage_memory(
         + [_knowledge_hit(k, multi_user) for k in knowledge]
         + [_diary_hit(d, multi_user) for d in diaries]
     )
-    return sorted(hits, key=lambda h: -h.score)[:top_k]
+    return sorted(hits, key=lambda h: -(h.score or 0.0))[:top_k]
 
 
 # --- Stage 2: messages ---------------------------------------------------------------
 
 
-def _nearest_messages(*, user_ids: list[int], vector: list[float], top_k: int, multi_user: bool) -> list[Hit]:
-    rows = _nearest(Message.objects.select_related("session", "user"), models.Q(user_id__in=user_ids), vector, top_k)
-    return [_message_hit(m, multi_user) for m in rows]
+def retrieve_messages(
+    *, user_ids: list[int], query: str, vector: list[float], top_k: int, multi_user: bool = False
+) -> list[Hit]:
+    """Stage 2: the ``top_k`` messages by reciprocal-rank fusion of vector and full-text rankings.
+
+    Each ranking contributes its best ``max(50, 5 * top_k)`` candidates; a message scores
+    ``sum(1 / (60 + rank))`` over the rankings it appears in. A hit's ``score`` stays its
+    cosine similarity to the query; its block shows the turns just before and after it.
+    """
+    pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_TOP_K * top_k)
+    owner = models.Q(user_id__in=user_ids)
+    by_vector = _nearest(Message.objects.all(), owner, vector, pool, only_ids=True)
+    by_text = _full_text(owner, query, pool)
+    fused: dict[int, float] = {}
+    for ranking in (by_vector, by_text):
+        for rank, pk in enumerate(ranking, start=1):
+            fused[pk] = fused.get(pk, 0.0) + 1.0 / (_RRF_K + rank)
+    best = sorted(fused, key=lambda pk: -fused[pk])[:top_k]
+    current_vector = models.Q(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
+    rows = (
+        Message.objects.filter(pk__in=best)
+        .select_related("session", "user")
+        .annotate(distance=models.Case(models.When(current_vector, then=CosineDistance("embedding", vector))))
+        .in_bulk()
+    )
+    context = _neighbours(best)
+    return [_message_hit(rows[pk], multi_user, context.get(pk, ())) for pk in best if pk in rows]
+
+
+def _full_text(owner: models.Q, query: str, limit: int) -> list[int]:
+    """Message ids ranked by ``ts_rank`` for any of the query's words (English stemming, OR)."""
+    words = re.findall(r"\w+", query.lower())
+    if not words:
+        return []
+    search_query = SearchQuery(" | ".join(words), search_type="raw", config="english")
+    return list(
+        Message.objects.filter(owner, search_vector=search_query)
+        .annotate(rank=SearchRank(models.F("search_vector"), search_query))
+        .order_by("-rank", "pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def _neighbours(message_ids: list[int]) -> dict[int, tuple[Message, ...]]:
+    """For each message, the messages just before and after it in its session (itself included)."""
+    if not message_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT id, prev_id, next_id FROM (
+                SELECT id, LAG(id) OVER w AS prev_id, LEAD(id) OVER w AS next_id
+                FROM {Message._meta.db_table}
+                WHERE session_id IN (SELECT session_id FROM {Message._meta.db_table} WHERE id = ANY(%s))
+                WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)
+            ) AS ordered WHERE id = ANY(%s)
+            """,
+            [message_ids, message_ids],
+        )
+        links = {pk: (prev_id, next_id) for pk, prev_id, next_id in cursor.fetchall()}
+    wanted = {pk for pair in links.values() for pk in pair if pk is not None} | set(message_ids)
+    rows = Message.objects.only("id", "role", "content", "metadata").in_bulk(wanted)
+    return {
+        pk: tuple(rows[i] for i in (prev_id, pk, next_id) if i is not None and i in rows)
+        for pk, (prev_id, next_id) in links.items()
+    }
 
 
 # --- Vector retrieval ----------------------------------------------------------------
 
 
-def _nearest(queryset: models.QuerySet, owner: models.Q, vector: list[float], top_k: int) -> list[models.Model]:
-    """The ``top_k`` rows nearest to ``vector`` by cosine distance among the scoped rows.
+def _nearest(
+    queryset: models.QuerySet, owner: models.Q, vector: list[float], top_k: int, *, only_ids: bool = False
+) -> list:
+    """The ``top_k`` rows (or their ids) nearest to ``vector`` by cosine distance among the scoped rows.
 
     HNSW search visits ``hnsw.ef_search`` candidates before filtering, so a selective user
     filter can return fewer than ``top_k`` rows (pgvector README, "Filtering"). When that
@@ -175,6 +264,8 @@ def _nearest(queryset: models.QuerySet, owner: models.Q, vector: list[float], to
         .annotate(distance=CosineDistance("embedding", vector))
         .order_by("distance")
     )
+    if only_ids:
+        queryset = queryset.values_list("pk", flat=True)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, top_k)])
         rows = list(queryset[:top_k])
@@ -234,21 +325,22 @@ def _diary_hit(diary: Diary, multi_user: bool) -> Hit:
         content=diary.content,
         block=f"{label}\n{diary.content}",
         user_id=diary.user.external_id,
+        conversation_time=datetime.combine(diary.diary_date, time.min, tzinfo=UTC),
     )
 
 
-def _message_hit(message: Message, multi_user: bool) -> Hit:
+def _message_hit(message: Message, multi_user: bool, context: tuple[Message, ...] = ()) -> Hit:
     label = (
         f"[message | session {message.session.external_id}{_who(message.user, multi_user)} | "
         f"{_when(message.created_at)} | {message.speaker} ({message.role})]"
     )
-    body = message.embedding_text.split(": ", 1)[-1]
+    lines = [("> " if turn.pk == message.pk else "") + turn.embedding_text for turn in context or (message,)]
     return Hit(
         kind="message",
         id=message.pk,
-        score=1 - message.distance,
+        score=1 - message.distance if message.distance is not None else None,
         content=message.content,
-        block=f"{label}\n{body}",
+        block=label + "\n" + "\n".join(lines),
         user_id=message.user.external_id,
         conversation_time=message.created_at,
         session_id=message.session.external_id,

@@ -90,14 +90,43 @@ def test_top_k_rows_are_returned_when_the_user_has_them(add_messages, search):
     result = search(userId="alice", query="Which cities did I visit?", topK=10)
     assert result["stages"] == ["memory", "messages"]
     assert len(result["hits"]) == 10
-    scores = [h["score"] for h in result["hits"]]
-    assert scores == sorted(scores, reverse=True)
+    assert len({h["id"] for h in result["hits"]}) == 10
+    assert {h["userId"] for h in result["hits"]} == {"alice"}
+
+
+def test_message_hits_show_the_turns_around_them(add_messages, search):
+    add_messages("alice", "s1", [
+        {"role": "assistant", "content": "What did you do on Saturday?", "metadata": {"speaker": "Bot"}},
+        {"role": "user", "content": "I went kayaking on Lake Biwa with my brother.", "metadata": {"speaker": "Alice"}},
+        {"role": "assistant", "content": "That sounds fun!", "metadata": {"speaker": "Bot"}},
+        {"role": "user", "content": "Unrelated: my laptop is broken.", "metadata": {"speaker": "Alice"}},
+    ])
+    result = search(userId="alice", query="Where did Alice go kayaking?", searchContent=True, topK=1,
+                    includeRetrievedData=True)
+    message_hits = [h for h in result["hits"] if h["kind"] == "MESSAGE"]
+    assert [h["content"] for h in message_hits] == ["I went kayaking on Lake Biwa with my brother."]
+    assert (
+        "Bot: What did you do on Saturday?\n> Alice: I went kayaking on Lake Biwa with my brother.\n"
+        "Bot: That sounds fun!"
+    ) in result["retrievedData"]
+    assert "laptop" not in result["retrievedData"]
+
+
+def test_messages_not_yet_embedded_are_found_by_their_words(add_messages, search):
+    add_messages("alice", "s1", [{"role": "user", "content": "My locker code is 4471, in the gym basement."}])
+    Message.objects.update(embedding=None, embedding_model="")  # the embedding task has not run yet
+    result = search(userId="alice", query="What is my locker code?", searchContent=True)
+    assert [(h["content"], h["score"]) for h in result["hits"]] == [("My locker code is 4471, in the gym basement.", None)]
 
 
 def test_vectors_of_another_model_are_not_ranked(add_messages, search):
     add_messages("alice", "s1", [{"role": "user", "content": "My favourite colour is teal."}])
     Message.objects.update(embedding_model="some-older-model")
-    assert search(userId="alice", query="What is my favourite colour?")["hits"] == []
+    # No word in common: only a vector could find it, and that vector is not comparable.
+    assert search(userId="alice", query="Which hue do I like best?")["hits"] == []
+    # Found by its words, but scored by no vector.
+    hits = search(userId="alice", query="What is my favourite colour?")["hits"]
+    assert [(h["content"], h["score"]) for h in hits] == [("My favourite colour is teal.", None)]
 
 
 def test_unknown_user_gets_no_answer(search):

@@ -97,11 +97,12 @@ class HitKind(Enum):
 
 @strawberry.type(name="Hit")
 class HitType:
-    """One retrieved row. ``score`` is cosine similarity to the query (higher is closer)."""
+    """One retrieved row. ``score`` is cosine similarity to the query (higher is closer); null for a
+    message found by its words only (not embedded yet)."""
 
     kind: HitKind
     id: strawberry.ID
-    score: float
+    score: float | None
     content: str
     user_id: str
     conversation_time: datetime | None

@@ -24,6 +24,9 @@ __all__ = ["ExtractiveChatModel"]
 
 _MMR_LAMBDA = 0.7
 _ANSWER_SENTENCES = 3
+# Sentences considered for an answer, taken from the blocks in the order given (best first):
+# bounds the embedding work per answer.
+_MAX_ANSWER_CANDIDATES = 48
 _MIN_WORDS = 4
 
 
@@ -76,19 +79,24 @@ class ExtractiveChatModel:
     def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
         """Return the up to three block sentences most similar to ``question``.
 
-        A sentence keeps its block's label (first line of the block) so its source is visible.
+        A block is a label line followed by text; each sentence keeps its block's label so its
+        source is visible. At most 48 distinct sentences, from the first blocks, are ranked.
         """
-        sentences: list[str] = []
+        sentences: dict[str, str] = {}  # body -> labelled sentence; keeps the first source of a repeat
         for block in blocks:
             label, _, body = block.partition("\n")
-            sentences.extend(f"{label} {s}" for s in split_sentences(body or label))
+            for line in (body or label).splitlines():
+                for sentence in split_sentences(line.removeprefix("> ")):
+                    sentences.setdefault(sentence, f"{label} {sentence}")
+            if len(sentences) >= _MAX_ANSWER_CANDIDATES:
+                break
+        bodies = list(sentences)[:_MAX_ANSWER_CANDIDATES]
         if not sentences:
             return Answer(text="", mode=self.mode, sufficient=False)
         if query_vector is None:
             query_vector = self.embedder.embed([question]).vectors[0]
-        bodies = [s.split("] ", 1)[-1] for s in sentences]
         scores = np.asarray(self.embedder.embed(bodies).vectors) @ np.asarray(query_vector)
         order = np.argsort(-scores)[:_ANSWER_SENTENCES]
         best = float(scores[order[0]])
-        text = "\n".join(sentences[i] for i in order)
+        text = "\n".join(sentences[bodies[i]] for i in order)
         return Answer(text=text, mode=self.mode, sufficient=best >= self.sufficient_similarity)
