@@ -1,8 +1,10 @@
 """Django admin: staff browse history and curate knowledge, summaries and diaries."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils import timezone
 
-from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import ApiKey, Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.services.api_keys import api_key_assign_secret
 
 
 @admin.register(EndUser)
@@ -61,3 +63,26 @@ class DiaryAdmin(admin.ModelAdmin):
     search_fields = ["content", "user__external_id"]
     list_select_related = ["user"]
     autocomplete_fields = ["user"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created here or with ``manage.py create_api_key``; the secret is shown once."""
+
+    list_display = ["name", "prefix", "all_users", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["all_users", "revoked_at"]
+    search_fields = ["name", "prefix", "users__external_id"]
+    filter_horizontal = ["users"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]
+    actions = ["revoke"]
+
+    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
+        raw_key = None if change else api_key_assign_secret(key=obj)
+        super().save_model(request, obj, form, change)
+        if raw_key:
+            self.message_user(request, f"New API key (shown only now, copy it): {raw_key}", messages.WARNING)
+
+    @admin.action(description="Revoke selected keys")
+    def revoke(self, request, queryset) -> None:  # noqa: ANN001
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} key(s).")

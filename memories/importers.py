@@ -64,9 +64,13 @@ def locomo_sessions(path: Path) -> Iterator[LocomoSession]:
         numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(key)))
         for number in numbers:
             started_at = parse_locomo_time(conversation[f"session_{number}_date_time"])
-            messages = [_message(turn, speaker_a=speaker_a, at=started_at) for turn in conversation[f"session_{number}"]]
+            messages = [
+                _message(turn, speaker_a=speaker_a, at=started_at) for turn in conversation[f"session_{number}"]
+            ]
             if messages:
-                yield LocomoSession(user_id=user_id, session_id=f"session_{number}", started_at=started_at, messages=messages)
+                yield LocomoSession(
+                    user_id=user_id, session_id=f"session_{number}", started_at=started_at, messages=messages
+                )
 
 
 def _message(turn: dict, *, speaker_a: str, at: datetime) -> MessageIn:

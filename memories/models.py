@@ -15,7 +15,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
-__all__ = ["Diary", "EndUser", "Knowledge", "Message", "Role", "Session", "Summary", "SummaryMode"]
+__all__ = ["ApiKey", "Diary", "EndUser", "Knowledge", "Message", "Role", "Session", "Summary", "SummaryMode"]
 
 
 def _embedding_field() -> VectorField:
@@ -219,3 +219,32 @@ class Diary(models.Model):
     def embedding_text(self) -> str:
         """What is embedded: the date and the entry."""
         return f"Diary {self.diary_date.isoformat()}: {self.content}"
+
+
+class ApiKey(models.Model):
+    """A key for the GraphQL API, scoped to some end users or, for a trusted backend, to all.
+
+    Only a SHA-256 hash of the key is stored (the key is 256 random bits, so a fast hash is
+    enough; the same choice as GitHub's tokens); ``prefix`` identifies it in lists and logs.
+    """
+
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16, editable=False)
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    all_users = models.BooleanField(default=False, help_text="Trusted backend: may act on every end user.")
+    users = models.ManyToManyField(EndUser, blank=True, related_name="api_keys")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        """False once revoked."""
+        return self.revoked_at is None

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time, timedelta, timezone
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.core.exceptions import ValidationError
 from django.db import connection, models, transaction
 from pgvector.django import CosineDistance
 
@@ -33,7 +33,7 @@ from memories.llm import Usage, get_chat_model, get_embedder
 from memories.models import Diary, Knowledge, Message, Summary
 from memories.selectors import user_ids_for
 
-__all__ = ["Hit", "SearchResult", "retrieve_memory", "retrieve_messages", "search_memories"]
+__all__ = ["Hit", "SearchFilter", "SearchResult", "retrieve_memory", "retrieve_messages", "search_memories"]
 
 STAGE_MEMORY = "memory"
 STAGE_MESSAGES = "messages"
@@ -74,6 +74,86 @@ class SearchResult:
     usage: Usage = field(default_factory=Usage)
 
 
+@dataclass(frozen=True)
+class SearchFilter:
+    """Narrows retrieval to a channel and to a window of conversation time.
+
+    ``start``/``end`` bound when things were said (``start`` inclusive, ``end`` exclusive);
+    ``first_day``/``last_day`` are the same window as local dates, for diaries. Knowledge has
+    neither a channel nor a conversation time, so any filter leaves it out; diaries have no
+    channel, so a channel filter leaves them out.
+    """
+
+    channel: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    first_day: date | None = None
+    last_day: date | None = None
+
+    @classmethod
+    def local_days(
+        cls, *, since: date | None, until: date | None, utc_offset_hours: float = 0, channel: str | None = None
+    ) -> SearchFilter:
+        """The window from 00:00 local time on ``since`` to the midnight after ``until``.
+
+        Raises:
+            ValidationError: ``until`` before ``since``, or an offset outside -14..14 hours.
+        """
+        errors: dict[str, list[str]] = {}
+        if not -14 <= utc_offset_hours <= 14:
+            errors["utcOffsetHours"] = ["utcOffsetHours must be between -14 and 14."]
+        if since and until and until < since:
+            errors["until"] = ["until must not be before since."]
+        if errors:
+            raise ValidationError(errors)
+        zone = timezone(timedelta(hours=utc_offset_hours))
+        return cls(
+            channel=channel or None,
+            start=datetime.combine(since, time.min, tzinfo=zone) if since else None,
+            end=datetime.combine(until + timedelta(days=1), time.min, tzinfo=zone) if until else None,
+            first_day=since,
+            last_day=until,
+        )
+
+    @property
+    def is_empty(self) -> bool:
+        return self.channel is None and self.start is None and self.end is None
+
+    def messages(self) -> models.Q:
+        q = models.Q()
+        if self.channel:
+            q &= models.Q(channel=self.channel)
+        if self.start:
+            q &= models.Q(created_at__gte=self.start)
+        if self.end:
+            q &= models.Q(created_at__lt=self.end)
+        return q
+
+    def summaries(self) -> models.Q:
+        """Summaries whose covered time overlaps the window."""
+        q = models.Q()
+        if self.channel:
+            q &= models.Q(session__channel=self.channel)
+        if self.start:
+            q &= models.Q(covers_until__gte=self.start)
+        if self.end:
+            q &= models.Q(covers_from__lt=self.end)
+        return q
+
+    def diaries(self) -> models.Q | None:
+        if self.channel:
+            return None
+        q = models.Q()
+        if self.first_day:
+            q &= models.Q(diary_date__gte=self.first_day)
+        if self.last_day:
+            q &= models.Q(diary_date__lte=self.last_day)
+        return q
+
+    def knowledge(self) -> models.Q | None:
+        return models.Q() if self.is_empty else None
+
+
 def search_memories(
     *,
     user_external_ids: list[str],
@@ -82,6 +162,7 @@ def search_memories(
     search_content: bool = False,
     include_retrieved_data: bool = False,
     include_shared: bool = False,
+    search_filter: SearchFilter | None = None,
 ) -> SearchResult:
     """Answer ``query`` from the memory of the given end users.
 
@@ -92,6 +173,7 @@ def search_memories(
         search_content: also search raw messages when the answer model finds stage 1 insufficient.
         include_retrieved_data: return the blocks given to the answer model.
         include_shared: also search system-wide knowledge (no owner).
+        search_filter: only this channel and window of conversation time.
 
     Returns:
         The answer (``None`` when nothing was found), hits of every stage that ran, usage.
@@ -110,8 +192,14 @@ def search_memories(
     usage = embedding.usage
     chat = get_chat_model()
 
+    search_filter = search_filter or SearchFilter()
     hits = retrieve_memory(
-        user_ids=user_ids, vector=vector, top_k=top_k, include_shared=include_shared, multi_user=multi_user
+        user_ids=user_ids,
+        vector=vector,
+        top_k=top_k,
+        include_shared=include_shared,
+        multi_user=multi_user,
+        search_filter=search_filter,
     )
     stages = [STAGE_MEMORY]
     answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector) if hits else None
@@ -121,7 +209,9 @@ def search_memories(
     if not hits or (search_content and not answer.sufficient):
         stages.append(STAGE_MESSAGES)
         # Messages first: stage 2 runs because stage 1 was not enough.
-        hits = retrieve_messages(user_ids=user_ids, query=query, vector=vector, top_k=top_k, multi_user=multi_user) + hits
+        hits = (
+            retrieve_messages(user_ids=user_ids, query=query, vector=vector, top_k=top_k, multi_user=multi_user) + hits
+        )
         if hits:
             answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector)
             usage += answer.usage
@@ -152,7 +242,13 @@ def _validate(*, user_external_ids: list[str], query: str, top_k: int) -> None:
 
 
 def retrieve_memory(
-    *, user_ids: list[int], vector: list[float], top_k: int, include_shared: bool = False, multi_user: bool = False
+    *,
+    user_ids: list[int],
+    vector: list[float],
+    top_k: int,
+    include_shared: bool = False,
+    multi_user: bool = False,
+    search_filter: SearchFilter | None = None,
 ) -> list[Hit]:
     """Stage 1: the ``top_k`` summaries, knowledge and diary entries nearest to ``vector``.
 
@@ -162,12 +258,22 @@ def retrieve_memory(
         top_k: hits returned overall, best first.
         include_shared: also rank system-wide knowledge.
         multi_user: name the user in each block's label.
+        search_filter: channel and conversation-time window.
     """
+    search_filter = search_filter or SearchFilter()
     owner = models.Q(user_id__in=user_ids)
-    summaries = _nearest(Summary.objects.select_related("session", "user"), owner, vector, top_k)
-    knowledge_owner = owner | models.Q(user__isnull=True) if include_shared else owner
-    knowledge = _nearest(Knowledge.objects.select_related("user"), knowledge_owner, vector, top_k)
-    diaries = _nearest(Diary.objects.select_related("user"), owner, vector, top_k)
+    summaries = _nearest(
+        Summary.objects.select_related("session", "user"), owner & search_filter.summaries(), vector, top_k
+    )
+    knowledge: list[Knowledge] = []
+    if (knowledge_filter := search_filter.knowledge()) is not None:
+        knowledge_owner = owner | models.Q(user__isnull=True) if include_shared else owner
+        knowledge = _nearest(
+            Knowledge.objects.select_related("user"), knowledge_owner & knowledge_filter, vector, top_k
+        )
+    diaries: list[Diary] = []
+    if (diary_filter := search_filter.diaries()) is not None:
+        diaries = _nearest(Diary.objects.select_related("user"), owner & diary_filter, vector, top_k)
     hits = (
         [_summary_hit(s, multi_user) for s in summaries]
         + [_knowledge_hit(k, multi_user) for k in knowledge]
@@ -180,7 +286,13 @@ def retrieve_memory(
 
 
 def retrieve_messages(
-    *, user_ids: list[int], query: str, vector: list[float], top_k: int, multi_user: bool = False
+    *,
+    user_ids: list[int],
+    query: str,
+    vector: list[float],
+    top_k: int,
+    multi_user: bool = False,
+    search_filter: SearchFilter | None = None,
 ) -> list[Hit]:
     """Stage 2: the ``top_k`` messages by reciprocal-rank fusion of vector and full-text rankings.
 
@@ -189,7 +301,7 @@ def retrieve_messages(
     cosine similarity to the query; its block shows the turns just before and after it.
     """
     pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_TOP_K * top_k)
-    owner = models.Q(user_id__in=user_ids)
+    owner = models.Q(user_id__in=user_ids) & (search_filter or SearchFilter()).messages()
     by_vector = _nearest(Message.objects.all(), owner, vector, pool, only_ids=True)
     by_text = _full_text(owner, query, pool)
     fused: dict[int, float] = {}

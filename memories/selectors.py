@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from django.db.models import QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 
-from memories.models import EndUser, Message, Summary
+from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 
-__all__ = ["message_list", "summary_list", "user_ids_for"]
+__all__ = ["diary_list", "knowledge_list", "message_list", "session_list", "summary_list", "user_ids_for"]
 
 
 def user_ids_for(*, external_ids: list[str]) -> list[int]:
@@ -33,7 +33,7 @@ def message_list(
         since: only messages said at or after this time (inclusive).
         until: only messages said before this time (exclusive).
     """
-    queryset = Message.objects.filter(user__external_id=user_external_id)
+    queryset = Message.objects.filter(user__external_id=user_external_id).select_related("session")
     if session_external_id:
         queryset = queryset.filter(session__external_id=session_external_id)
     if channel:
@@ -51,3 +51,44 @@ def summary_list(*, user_external_id: str, session_external_id: str | None = Non
     if session_external_id:
         queryset = queryset.filter(session__external_id=session_external_id)
     return queryset.order_by("covers_from", "id")
+
+
+def session_list(*, user_external_id: str) -> QuerySet[Session]:
+    """A user's sessions, oldest first, annotated with ``has_summary`` and ``summary_is_current``."""
+    summaries = Summary.objects.filter(session=OuterRef("pk"))
+    newer = Message.objects.filter(session=OuterRef("session"), id__gt=OuterRef("last_message_id"))
+    return (
+        Session.objects.filter(user__external_id=user_external_id)
+        .select_related("user")
+        .annotate(
+            has_summary=Exists(summaries),
+            summary_is_current=Exists(summaries.filter(last_message__isnull=False).exclude(Exists(newer))),
+        )
+        .order_by(F("first_message_at").asc(nulls_last=True), "id")
+    )
+
+
+def knowledge_list(*, user_external_id: str | None = None, shared: bool = False) -> QuerySet[Knowledge]:
+    """A user's knowledge, shared (system-wide) knowledge, or both; newest change first."""
+    queryset = Knowledge.objects.select_related("user")
+    if user_external_id and shared:
+        queryset = queryset.filter(user__external_id=user_external_id) | queryset.filter(user__isnull=True)
+    elif user_external_id:
+        queryset = queryset.filter(user__external_id=user_external_id)
+    else:
+        queryset = queryset.filter(user__isnull=True)
+    return queryset.order_by("-updated_at", "-id")
+
+
+def diary_list(
+    *, user_external_id: str, diary_date: date | None = None, since: date | None = None, until: date | None = None
+) -> QuerySet[Diary]:
+    """A user's diary entries, newest date first: one date, or ``since``..``until`` inclusive."""
+    queryset = Diary.objects.filter(user__external_id=user_external_id).select_related("user")
+    if diary_date is not None:
+        queryset = queryset.filter(diary_date=diary_date)
+    if since is not None:
+        queryset = queryset.filter(diary_date__gte=since)
+    if until is not None:
+        queryset = queryset.filter(diary_date__lte=until)
+    return queryset.order_by("-diary_date")

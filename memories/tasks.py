@@ -21,9 +21,9 @@ def embed_rows(kind: str, ids: list[int]) -> int:
     return embeddings_fill(kind=kind, ids=ids)
 
 
-def summarize_session(session_id: int) -> int | None:
-    """Summarise one session if its summary is missing or behind. Returns the summary id."""
-    summary = summary_create(session_id=session_id)
+def summarize_session(session_id: int, force: bool = False) -> int | None:
+    """Summarise one session if its summary is missing or behind (or ``force``). Returns the summary id."""
+    summary = summary_create(session_id=session_id, force=force)
     return summary.pk if summary else None
 
 

@@ -128,6 +128,14 @@ SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
 SEARCH_DEFAULT_TOP_K = env.int("SEARCH_DEFAULT_TOP_K", default=5)
 SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+
+# --- API limits (each rejected with a message naming the limit) --------------------------
+MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)
+MAX_MESSAGES_PER_CALL = env.int("MAX_MESSAGES_PER_CALL", default=1000)
+MAX_MESSAGE_CHARS = env.int("MAX_MESSAGE_CHARS", default=32000)
+MAX_METADATA_BYTES = env.int("MAX_METADATA_BYTES", default=16384)
+MAX_QUERY_DEPTH = env.int("MAX_QUERY_DEPTH", default=10)
+MAX_ALIASES = env.int("MAX_ALIASES", default=15)
 EXTRACTIVE_SUFFICIENT_SIMILARITY = env.float("EXTRACTIVE_SUFFICIENT_SIMILARITY", default=0.7)
 
 # --- Background work (django-q2, ORM broker) -----------------------------------------

@@ -9,28 +9,50 @@ from typing import Any
 
 import pytest
 
+from memories.services.api_keys import api_key_create
+
 logging.getLogger("django-q").setLevel(logging.WARNING)
 
 GraphQL = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def gql(client, django_capture_on_commit_callbacks) -> GraphQL:  # noqa: ANN001
+def make_api_key(db) -> Callable[..., str]:  # noqa: ANN001
+    """Create an API key and return its secret: ``make_api_key("alice")`` or ``make_api_key(all_users=True)``."""
+
+    def make(*user_ids: str, all_users: bool = False) -> str:
+        _, raw_key = api_key_create(name="test", user_external_ids=list(user_ids), all_users=all_users)
+        return raw_key
+
+    return make
+
+
+@pytest.fixture
+def trusted_key(make_api_key) -> str:  # noqa: ANN001
+    """An all-users key (a trusted backend), used by ``gql`` unless a test passes another."""
+    return make_api_key(all_users=True)
+
+
+@pytest.fixture
+def gql(client, django_capture_on_commit_callbacks, trusted_key) -> GraphQL:  # noqa: ANN001
     """POST a GraphQL document to /graphql/ over HTTP and return the decoded JSON body.
 
-    Background tasks queued by the request run (django-q2 is in sync mode in tests) once the
-    request's transaction "commits", as they would in the worker.
+    Sends ``key`` (default: an all-users key) as ``Authorization: Bearer``. Background tasks
+    queued by the request run (django-q2 is in sync mode in tests) once the request's
+    transaction "commits", as they would in the worker.
     """
 
-    def run(query: str, variables: dict[str, Any] | None = None, **headers: str) -> dict[str, Any]:
+    def run(
+        query: str, variables: dict[str, Any] | None = None, *, key: str | None = None, status: int = 200
+    ) -> dict[str, Any]:
         with django_capture_on_commit_callbacks(execute=True):
             response = client.post(
                 "/graphql/",
                 data=json.dumps({"query": query, "variables": variables or {}}),
                 content_type="application/json",
-                **headers,
+                HTTP_AUTHORIZATION=f"Bearer {key or trusted_key}",
             )
-        assert response.status_code == 200, response.content
+        assert response.status_code == status, response.content
         return response.json()
 
     return run

@@ -40,7 +40,9 @@ def test_extractive_summary_is_built_from_conversation_sentences():
     assert len(picked) == 3, completion.text
     # Kept in conversation order.
     positions = [completion.text.index(s) for s in picked]
-    order_in_conversation = sorted(picked, key=lambda s: [i for i, line in enumerate(lines) if s.split(": ", 1)[1] in line][0])
+    order_in_conversation = sorted(
+        picked, key=lambda s: [i for i, line in enumerate(lines) if s.split(": ", 1)[1] in line][0]
+    )
     assert [completion.text.index(s) for s in order_in_conversation] == sorted(positions)
 
 

@@ -13,15 +13,29 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def alice_two_sessions(add_messages):
-    add_messages("alice", "s1", [
-        {"role": "user", "content": "My favourite food is sushi, especially salmon nigiri.",
-         "createdAt": "2024-05-01T10:00:00Z"},
-        {"role": "assistant", "content": "Salmon nigiri is a classic choice.", "createdAt": "2024-05-01T10:01:00Z"},
-    ])
-    add_messages("alice", "s2", [
-        {"role": "user", "content": "I started learning to play the cello last month.",
-         "createdAt": "2024-06-01T10:00:00Z"},
-    ])
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {
+                "role": "user",
+                "content": "My favourite food is sushi, especially salmon nigiri.",
+                "createdAt": "2024-05-01T10:00:00Z",
+            },
+            {"role": "assistant", "content": "Salmon nigiri is a classic choice.", "createdAt": "2024-05-01T10:01:00Z"},
+        ],
+    )
+    add_messages(
+        "alice",
+        "s2",
+        [
+            {
+                "role": "user",
+                "content": "I started learning to play the cello last month.",
+                "createdAt": "2024-06-01T10:00:00Z",
+            },
+        ],
+    )
 
 
 def test_stage_one_answers_from_summaries(alice_two_sessions, search):
@@ -67,8 +81,9 @@ def test_another_users_data_is_never_returned(add_messages, search):
     result = search(userId="alice", query="Where is my bank PIN?", searchContent=True, includeRetrievedData=True)
     assert {h["userId"] for h in result["hits"]} == {"alice"}
     assert "red notebook" not in result["retrievedData"]
-    both = search(userIds=["alice", "bob"], query="Where is the bank PIN?", searchContent=True,
-                  includeRetrievedData=True)
+    both = search(
+        userIds=["alice", "bob"], query="Where is the bank PIN?", searchContent=True, includeRetrievedData=True
+    )
     assert {h["userId"] for h in both["hits"]} == {"alice", "bob"}
     assert "| user bob |" in both["retrievedData"]
 
@@ -85,7 +100,9 @@ def test_shared_knowledge_only_when_asked(add_messages, search):
 
 
 def test_top_k_rows_are_returned_when_the_user_has_them(add_messages, search):
-    add_messages("alice", "s1", [{"role": "user", "content": f"Note {i}: I visited city number {i}."} for i in range(12)])
+    add_messages(
+        "alice", "s1", [{"role": "user", "content": f"Note {i}: I visited city number {i}."} for i in range(12)]
+    )
     add_messages("bob", "s1", [{"role": "user", "content": f"Bob note {i} about cities."} for i in range(40)])
     result = search(userId="alice", query="Which cities did I visit?", topK=10)
     assert result["stages"] == ["memory", "messages"]
@@ -95,14 +112,23 @@ def test_top_k_rows_are_returned_when_the_user_has_them(add_messages, search):
 
 
 def test_message_hits_show_the_turns_around_them(add_messages, search):
-    add_messages("alice", "s1", [
-        {"role": "assistant", "content": "What did you do on Saturday?", "metadata": {"speaker": "Bot"}},
-        {"role": "user", "content": "I went kayaking on Lake Biwa with my brother.", "metadata": {"speaker": "Alice"}},
-        {"role": "assistant", "content": "That sounds fun!", "metadata": {"speaker": "Bot"}},
-        {"role": "user", "content": "Unrelated: my laptop is broken.", "metadata": {"speaker": "Alice"}},
-    ])
-    result = search(userId="alice", query="Where did Alice go kayaking?", searchContent=True, topK=1,
-                    includeRetrievedData=True)
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "assistant", "content": "What did you do on Saturday?", "metadata": {"speaker": "Bot"}},
+            {
+                "role": "user",
+                "content": "I went kayaking on Lake Biwa with my brother.",
+                "metadata": {"speaker": "Alice"},
+            },
+            {"role": "assistant", "content": "That sounds fun!", "metadata": {"speaker": "Bot"}},
+            {"role": "user", "content": "Unrelated: my laptop is broken.", "metadata": {"speaker": "Alice"}},
+        ],
+    )
+    result = search(
+        userId="alice", query="Where did Alice go kayaking?", searchContent=True, topK=1, includeRetrievedData=True
+    )
     message_hits = [h for h in result["hits"] if h["kind"] == "MESSAGE"]
     assert [h["content"] for h in message_hits] == ["I went kayaking on Lake Biwa with my brother."]
     assert (
@@ -116,7 +142,9 @@ def test_messages_not_yet_embedded_are_found_by_their_words(add_messages, search
     add_messages("alice", "s1", [{"role": "user", "content": "My locker code is 4471, in the gym basement."}])
     Message.objects.update(embedding=None, embedding_model="")  # the embedding task has not run yet
     result = search(userId="alice", query="What is my locker code?", searchContent=True)
-    assert [(h["content"], h["score"]) for h in result["hits"]] == [("My locker code is 4471, in the gym basement.", None)]
+    assert [(h["content"], h["score"]) for h in result["hits"]] == [
+        ("My locker code is 4471, in the gym basement.", None)
+    ]
 
 
 def test_vectors_of_another_model_are_not_ranked(add_messages, search):

@@ -83,22 +83,32 @@ class _DownEmbedder:
 
 
 def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
-    client, django_capture_on_commit_callbacks, monkeypatch
+    client, trusted_key, django_capture_on_commit_callbacks, monkeypatch
 ):
     real = embeddings_service.get_embedder
     monkeypatch.setattr(embeddings_service, "get_embedder", lambda: _DownEmbedder())
     with django_capture_on_commit_callbacks() as queued_work:
         response = client.post(
             "/graphql/",
-            data=json.dumps({"query": ADD_MESSAGES, "variables": {
-                "userId": "alice", "sessionId": "s1", "channel": "web", "messages": _texts(3, "kept")}}),
+            data=json.dumps(
+                {
+                    "query": ADD_MESSAGES,
+                    "variables": {
+                        "userId": "alice",
+                        "sessionId": "s1",
+                        "channel": "web",
+                        "messages": _texts(3, "kept"),
+                    },
+                }
+            ),
             content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {trusted_key}",
         )
     assert response.json()["data"]["addMessages"]["__typename"] == "AddMessagesResult"
     # The worker's attempt fails (in sync mode django-q2 re-raises what a worker would record).
+    (embed_task,) = queued_work
     with pytest.raises(ModelBackendError):
-        for work in queued_work:
-            work()
+        embed_task()
     assert Message.objects.count() == 3
     assert Message.objects.filter(embedding__isnull=True).count() == 3
 

@@ -40,10 +40,16 @@ def test_worker_process_embeds_queued_messages():
     Message.objects.filter(pk=message.pk).update(embedding=None, embedding_model="")
     async_task("memories.tasks.embed_rows", "message", [message.pk], sync=False)
 
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
-           "Q_WORKERS": "1", "LOG_LEVEL": "WARNING"}
-    worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
+        "Q_WORKERS": "1",
+        "LOG_LEVEL": "WARNING",
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:

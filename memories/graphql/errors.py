@@ -1,15 +1,22 @@
 """Errors clients see: stable codes, never stack traces or SQL.
 
-Validation problems come back as ``OperationInfo`` results (strawberry-django). Anything a
-resolver raises ends up here: a ``ModelBackendError`` keeps its message and stable code;
-every other exception is replaced by ``Unexpected error.`` with code ``INTERNAL_ERROR``
-(and logged). GraphQL syntax and schema-validation errors pass through unchanged.
+Mutations (and ``search``) return validation problems as ``OperationInfo`` results
+(strawberry-django). Anything else a resolver raises ends up here, with a stable code:
+
+- ``PermissionDenied``: ``FORBIDDEN`` (the caller's API key does not cover that user);
+- ``ValidationError`` (e.g. a page size over the limit): ``BAD_USER_INPUT``, naming the field;
+- ``ObjectDoesNotExist``: ``NOT_FOUND``;
+- ``ModelBackendError``: its own code (``MODEL_BACKEND_UNAVAILABLE``, ...);
+- anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
+
+GraphQL syntax and schema-validation errors pass through unchanged.
 """
 
 from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
@@ -34,6 +41,12 @@ class StableErrors(MaskErrors):
         original = error.original_error
         if isinstance(original, ModelBackendError):
             message, code = str(original), original.code
+        elif isinstance(original, PermissionDenied):
+            message, code = str(original) or "Not allowed.", "FORBIDDEN"
+        elif isinstance(original, ValidationError):
+            message, code = _validation_message(original), "BAD_USER_INPUT"
+        elif isinstance(original, ObjectDoesNotExist):
+            message, code = "Not found.", "NOT_FOUND"
         else:
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
@@ -45,3 +58,9 @@ class StableErrors(MaskErrors):
             path=error.path,
             extensions={"code": code},
         )
+
+
+def _validation_message(error: ValidationError) -> str:
+    if hasattr(error, "error_dict"):
+        return " ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
+    return " ".join(error.messages)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 import strawberry
 from strawberry.scalars import JSON
@@ -36,3 +36,13 @@ class SearchInput:
     )
     include_retrieved_data: bool = strawberry.field(default=False, description="Return the data given to the model.")
     include_shared: bool = strawberry.field(default=False, description="Also search system-wide knowledge.")
+    channel: str | None = strawberry.field(default=None, description="Only what was said in this channel.")
+    since: date | None = strawberry.field(
+        default=None, description="Only what was said from 00:00 local time on this day (conversation time)."
+    )
+    until: date | None = strawberry.field(
+        default=None, description="Only what was said before the midnight after this day (local time)."
+    )
+    utc_offset_hours: float = strawberry.field(
+        default=0, description="The local time zone of since/until as hours from UTC (e.g. 9, -5, 5.5)."
+    )

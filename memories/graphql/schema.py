@@ -1,37 +1,80 @@
-"""The GraphQL schema: ``Query`` and ``Mutation``. Resolvers only call selectors and services."""
+"""The GraphQL schema: ``Query`` and ``Mutation``. Resolvers only call selectors and services.
+
+Who may act on which end user is checked once, for every field, by ``UserScopeExtension``
+(``memories.graphql.permissions``); model types filter their rows by the same scope.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 import strawberry
 import strawberry_django
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.scalars import JSON
 from strawberry_django.optimizer import DjangoOptimizerExtension
 
 from memories import selectors
 from memories.graphql.errors import StableErrors
 from memories.graphql.inputs import MessageInput, SearchInput
+from memories.graphql.permissions import UserScopeExtension
 from memories.graphql.types import (
     AddMessagesResult,
+    DeleteDiaryResult,
+    DeleteHistoryResult,
+    DeleteKnowledgeResult,
+    DeleteSummariesResult,
+    DiaryType,
+    ForgetUserResult,
     HitKind,
     HitType,
+    KnowledgeType,
     MessageType,
+    Page,
+    QueuedSummariesResult,
     SearchResultType,
+    SessionType,
     SummaryType,
     UsageType,
 )
-from memories.search import search_memories
+from memories.search import SearchFilter, search_memories
+from memories.services.diaries import diary_delete, diary_upsert
+from memories.services.history import history_delete, user_forget
+from memories.services.knowledge import knowledge_add, knowledge_delete, knowledge_update
 from memories.services.messages import MessageIn, messages_add
+from memories.services.summaries import summaries_delete, summaries_request
 
 __all__ = ["schema"]
 
-MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 100
+
+
+def _page(queryset, node_type: type, *, limit: int, offset: int) -> Page:  # noqa: ANN001
+    """A ``Page`` of ``queryset``; out-of-range ``limit``/``offset`` are refused, not clamped."""
+    errors: dict[str, list[str]] = {}
+    if not 1 <= limit <= settings.MAX_PAGE_SIZE:
+        errors["limit"] = [f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]
+    if offset < 0:
+        errors["offset"] = ["offset must not be negative."]
+    if errors:
+        raise ValidationError(errors)
+    return Page(limit=limit, offset=offset, queryset=queryset, node_type=node_type)
+
+
+def _knowledge_id(value: strawberry.ID) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValidationError({"id": [f"{value!r} is not a knowledge id."]}) from None
 
 
 @strawberry.type
 class Query:
-    @strawberry_django.field(description="A user's messages, ascending by conversation time.")
+    @strawberry.field(
+        description="A user's messages, ascending by conversation time (since inclusive, until exclusive)."
+    )
     def history(
         self,
         user_id: str,
@@ -39,22 +82,47 @@ class Query:
         channel: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        limit: int = 100,
+        limit: int = DEFAULT_PAGE_SIZE,
         offset: int = 0,
-    ) -> list[MessageType]:
-        limit = max(0, min(limit, MAX_PAGE_SIZE))
+    ) -> Page[MessageType]:
         queryset = selectors.message_list(
             user_external_id=user_id, session_external_id=session_id, channel=channel, since=since, until=until
         )
-        return queryset[max(0, offset) : max(0, offset) + limit]  # type: ignore[return-value]
+        return _page(queryset, MessageType, limit=limit, offset=offset)
 
-    @strawberry_django.field(description="A user's session summaries, ascending by the time they cover.")
-    def summaries(self, user_id: str, session_id: str | None = None) -> list[SummaryType]:
-        return selectors.summary_list(user_external_id=user_id, session_external_id=session_id)  # type: ignore[return-value]
+    @strawberry.field(description="A user's sessions, oldest first, with whether each is summarised.")
+    def sessions(self, user_id: str, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0) -> Page[SessionType]:
+        return _page(selectors.session_list(user_external_id=user_id), SessionType, limit=limit, offset=offset)
+
+    @strawberry.field(description="A user's session summaries, ascending by the time they cover.")
+    def summaries(
+        self, user_id: str, session_id: str | None = None, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0
+    ) -> Page[SummaryType]:
+        queryset = selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
+        return _page(queryset, SummaryType, limit=limit, offset=offset)
+
+    @strawberry.field(description="A user's knowledge, shared (system-wide) knowledge with `shared: true`, or both.")
+    def knowledge(
+        self, user_id: str | None = None, shared: bool = False, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0
+    ) -> Page[KnowledgeType]:
+        queryset = selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id)
+        return _page(queryset, KnowledgeType, limit=limit, offset=offset)
+
+    @strawberry.field(description="A user's diary entries, newest first: one date, or since..until inclusive.")
+    def diaries(
+        self,
+        user_id: str,
+        diary_date: date | None = None,
+        since: date | None = None,
+        until: date | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        offset: int = 0,
+    ) -> Page[DiaryType]:
+        queryset = selectors.diary_list(user_external_id=user_id, diary_date=diary_date, since=since, until=until)
+        return _page(queryset, DiaryType, limit=limit, offset=offset)
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
-        description="Answer a question from the memory of one or more end users.",
+        handle_django_errors=True, description="Answer a question from the memory of one or more end users."
     )
     def search(self, input: SearchInput) -> SearchResultType:  # noqa: A002 - GraphQL convention
         user_ids = list(input.user_ids or []) + ([input.user_id] if input.user_id else [])
@@ -65,6 +133,9 @@ class Query:
             search_content=input.search_content,
             include_retrieved_data=input.include_retrieved_data,
             include_shared=input.include_shared,
+            search_filter=SearchFilter.local_days(
+                since=input.since, until=input.until, utc_offset_hours=input.utc_offset_hours, channel=input.channel
+            ),
         )
         return SearchResultType(
             answer=result.answer,
@@ -117,14 +188,92 @@ class Mutation:
         )
         return AddMessagesResult(session=added.session, messages=added.messages, skipped=added.skipped)  # type: ignore[arg-type]
 
+    @strawberry_django.mutation(
+        handle_django_errors=True,
+        description="Delete a user's messages (all, one session's or one channel's) and the summaries built on them.",
+    )
+    def delete_history(
+        self, user_id: str, session_id: str | None = None, channel: str | None = None
+    ) -> DeleteHistoryResult:
+        deleted = history_delete(user_external_id=user_id, session_external_id=session_id, channel=channel)
+        return DeleteHistoryResult(
+            deleted_messages=deleted.messages,
+            deleted_sessions=deleted.sessions,
+            deleted_summaries=deleted.summaries,
+            resummarized_session_ids=deleted.resummarized_session_ids,
+        )
+
+    @strawberry_django.mutation(
+        handle_django_errors=True,
+        description="Queue summaries of a user's sessions lacking a current one (all of them with `overwrite`).",
+    )
+    def create_summaries(
+        self, user_id: str, session_id: str | None = None, overwrite: bool = False
+    ) -> QueuedSummariesResult:
+        queued = summaries_request(user_external_id=user_id, session_external_id=session_id, overwrite=overwrite)
+        return QueuedSummariesResult(queued_session_ids=queued)
+
+    @strawberry_django.mutation(
+        handle_django_errors=True, description="Delete a user's summaries (all or one session's)."
+    )
+    def delete_summaries(self, user_id: str, session_id: str | None = None) -> DeleteSummariesResult:
+        return DeleteSummariesResult(
+            deleted_summaries=summaries_delete(user_external_id=user_id, session_external_id=session_id)
+        )
+
+    @strawberry_django.mutation(
+        handle_django_errors=True,
+        description="Add a fact for a user, or shared (system-wide) knowledge when userId is omitted.",
+    )
+    def add_knowledge(self, content: str, user_id: str | None = None) -> KnowledgeType:
+        return knowledge_add(user_external_id=user_id, content=content)  # type: ignore[return-value]
+
+    @strawberry_django.mutation(
+        handle_django_errors=True, description="Change a fact's text (it is embedded again). Omit userId for shared."
+    )
+    def update_knowledge(self, id: strawberry.ID, content: str, user_id: str | None = None) -> KnowledgeType:  # noqa: A002
+        return knowledge_update(knowledge_id=_knowledge_id(id), user_external_id=user_id, content=content)  # type: ignore[return-value]
+
+    @strawberry_django.mutation(handle_django_errors=True, description="Delete a fact. Omit userId for shared.")
+    def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:  # noqa: A002
+        deleted = knowledge_delete(knowledge_id=_knowledge_id(id), user_external_id=user_id)
+        return DeleteKnowledgeResult(deleted_id=strawberry.ID(str(deleted)))
+
+    @strawberry_django.mutation(
+        handle_django_errors=True, description="Create or replace a user's diary entry for a date."
+    )
+    def upsert_diary(self, user_id: str, diary_date: date, content: str, metadata: JSON | None = None) -> DiaryType:
+        return diary_upsert(  # type: ignore[return-value]
+            user_external_id=user_id, diary_date=diary_date, content=content, metadata=metadata
+        )
+
+    @strawberry_django.mutation(handle_django_errors=True, description="Delete a user's diary entry for a date.")
+    def delete_diary(self, user_id: str, diary_date: date) -> DeleteDiaryResult:
+        return DeleteDiaryResult(deleted=diary_delete(user_external_id=user_id, diary_date=diary_date))
+
+    @strawberry_django.mutation(
+        handle_django_errors=True,
+        description="Remove every row of a user (messages, sessions, summaries, knowledge, diaries) at once.",
+    )
+    def forget_user(self, user_id: str) -> ForgetUserResult:
+        forgotten = user_forget(user_external_id=user_id)
+        return ForgetUserResult(
+            messages=forgotten.messages,
+            sessions=forgotten.sessions,
+            summaries=forgotten.summaries,
+            knowledge=forgotten.knowledge,
+            diaries=forgotten.diaries,
+        )
+
 
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
     extensions=[
         DjangoOptimizerExtension,
-        lambda: QueryDepthLimiter(max_depth=10),
-        lambda: MaxAliasesLimiter(max_alias_count=15),
+        lambda: QueryDepthLimiter(max_depth=settings.MAX_QUERY_DEPTH),
+        lambda: MaxAliasesLimiter(max_alias_count=settings.MAX_ALIASES),
+        UserScopeExtension,
         StableErrors,
     ],
 )

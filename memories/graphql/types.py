@@ -1,30 +1,49 @@
-"""GraphQL types. Fields are listed explicitly; raw vectors never appear in the API."""
+"""GraphQL types. Fields are listed explicitly; raw vectors never appear in the API.
+
+Every model type derives from ``ScopedType``: its rows are filtered by the caller's scope
+wherever the type appears.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from enum import Enum
+from typing import Generic, TypeVar
 
 import strawberry
 import strawberry_django
+from django.db.models import QuerySet
 from strawberry.scalars import JSON
+from strawberry.types import Info
 
 from memories import models
+from memories.graphql.permissions import ScopedType
 
 __all__ = [
     "AddMessagesResult",
+    "DeleteDiaryResult",
+    "DeleteHistoryResult",
+    "DeleteKnowledgeResult",
+    "DeleteSummariesResult",
+    "DiaryType",
+    "ForgetUserResult",
     "HitKind",
     "HitType",
+    "KnowledgeType",
     "MessageType",
+    "Page",
+    "QueuedSummariesResult",
     "SearchResultType",
     "SessionType",
     "SummaryType",
     "UsageType",
 ]
 
+T = TypeVar("T")
+
 
 @strawberry_django.type(models.Session, name="Session")
-class SessionType:
+class SessionType(ScopedType):
     """A conversation of an end user."""
 
     id: strawberry.ID
@@ -40,9 +59,17 @@ class SessionType:
     def user_id(self, root: models.Session) -> str:
         return root.user.external_id
 
+    @strawberry_django.field(description="Whether the session has a summary (listed by `sessions`).")
+    def has_summary(self, root: models.Session) -> bool | None:
+        return getattr(root, "has_summary", None)
+
+    @strawberry_django.field(description="Whether the summary includes the newest message (listed by `sessions`).")
+    def summary_is_current(self, root: models.Session) -> bool | None:
+        return getattr(root, "summary_is_current", None)
+
 
 @strawberry_django.type(models.Message, name="Message")
-class MessageType:
+class MessageType(ScopedType):
     """A stored message. ``createdAt`` is when it was said (conversation time)."""
 
     id: strawberry.ID
@@ -62,7 +89,7 @@ class MessageType:
 
 
 @strawberry_django.type(models.Summary, name="Summary")
-class SummaryType:
+class SummaryType(ScopedType):
     """The summary of a session, up to its newest message when written."""
 
     id: strawberry.ID
@@ -78,6 +105,73 @@ class SummaryType:
         return root.session.external_id
 
 
+@strawberry_django.type(models.Knowledge, name="Knowledge")
+class KnowledgeType(ScopedType):
+    """A curated fact; ``userId`` is null for shared (system-wide) knowledge."""
+
+    shared_readable = True
+
+    id: strawberry.ID
+    content: str
+    created_at: datetime
+    updated_at: datetime
+
+    @strawberry_django.field(select_related=["user"], only=["user__external_id"])
+    def user_id(self, root: models.Knowledge) -> str | None:
+        return root.user.external_id if root.user_id else None
+
+    @strawberry_django.field(
+        only=["embedding_model"], description="Whether the current text is embedded by the configured model."
+    )
+    def embedding_is_current(self, root: models.Knowledge) -> bool:
+        from django.conf import settings
+
+        return root.embedding_model == settings.EMBEDDING_MODEL
+
+
+@strawberry_django.type(models.Diary, name="Diary")
+class DiaryType(ScopedType):
+    """One diary entry of an end user for one date."""
+
+    id: strawberry.ID
+    diary_date: date
+    content: str
+    metadata: JSON
+    created_at: datetime
+    updated_at: datetime
+
+    @strawberry_django.field(select_related=["user"], only=["user__external_id"])
+    def user_id(self, root: models.Diary) -> str:
+        return root.user.external_id
+
+
+@strawberry.type(description="A page of a list: `items` from `offset`, at most `limit` of them.")
+class Page(Generic[T]):
+    limit: int
+    offset: int
+    queryset: strawberry.Private[QuerySet]
+    node_type: strawberry.Private[type]
+
+    @strawberry.field(description="The rows of this page.")
+    def items(self, info: Info) -> list[T]:
+        return self._rows(info)[: self.limit]
+
+    @strawberry.field(description="Whether rows follow this page.")
+    def has_next_page(self, info: Info) -> bool:
+        return len(self._rows(info)) > self.limit
+
+    @strawberry.field(description="How many rows the whole list has (one extra count query).")
+    def total_count(self, info: Info) -> int:
+        return self.node_type.get_queryset(self.queryset, info).count()
+
+    def _rows(self, info: Info) -> list:
+        # One query for the page and one more row, to tell whether another page follows.
+        if not hasattr(self, "_cache"):
+            scoped = self.node_type.get_queryset(self.queryset, info)
+            self._cache = list(scoped[self.offset : self.offset + self.limit + 1])
+        return self._cache
+
+
 @strawberry.type
 class AddMessagesResult:
     """What ``addMessages`` stored. Embedding and summarising happen later in the worker."""
@@ -85,6 +179,49 @@ class AddMessagesResult:
     session: SessionType
     messages: list[MessageType]
     skipped: int = strawberry.field(description="Messages not stored because their externalId was already there.")
+
+
+@strawberry.type
+class DeleteHistoryResult:
+    """What ``deleteHistory`` removed; sessions that kept messages are summarised again."""
+
+    deleted_messages: int
+    deleted_sessions: int
+    deleted_summaries: int
+    resummarized_session_ids: list[str]
+
+
+@strawberry.type
+class QueuedSummariesResult:
+    """The sessions whose summaries were queued."""
+
+    queued_session_ids: list[str]
+
+
+@strawberry.type
+class DeleteSummariesResult:
+    deleted_summaries: int
+
+
+@strawberry.type
+class DeleteKnowledgeResult:
+    deleted_id: strawberry.ID
+
+
+@strawberry.type
+class DeleteDiaryResult:
+    deleted: bool
+
+
+@strawberry.type
+class ForgetUserResult:
+    """How many rows of each kind were removed."""
+
+    messages: int
+    sessions: int
+    summaries: int
+    knowledge: int
+    diaries: int
 
 
 @strawberry.enum
@@ -123,7 +260,8 @@ class SearchResultType:
     """The answer and what it was drawn from.
 
     ``answerMode`` is ``generated`` (an LLM wrote it) or ``extractive`` (sentences copied
-    from the retrieved data; no LLM configured).
+    from the retrieved data; no LLM configured). ``stages`` lists the stages that ran:
+    ``memory`` (summaries, knowledge, diaries) and ``messages`` (raw messages).
     """
 
     answer: str | None

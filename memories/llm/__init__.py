@@ -13,7 +13,7 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from memories.llm.base import Answer, ChatModel, Completion, EmbeddingBatch, Embedder, ModelBackendError, Usage
+from memories.llm.base import Answer, ChatModel, Completion, Embedder, EmbeddingBatch, ModelBackendError, Usage
 
 __all__ = [
     "Answer",

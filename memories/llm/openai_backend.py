@@ -21,7 +21,12 @@ T = TypeVar("T")
 
 class _Client:
     def __init__(self, *, api_key: str, base_url: str | None, timeout: float, max_retries: int) -> None:
-        self._kwargs = {"api_key": api_key or "unset", "base_url": base_url, "timeout": timeout, "max_retries": max_retries}
+        self._kwargs = {
+            "api_key": api_key or "unset",
+            "base_url": base_url,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
         self._client: openai.OpenAI | None = None
 
     @property
@@ -122,7 +127,8 @@ class OpenAIChatModel(_Client):
         text = (response.choices[0].message.content or "").strip()
         usage = response.usage
         return text, Usage(
-            prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None)
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
         )
 
     def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:

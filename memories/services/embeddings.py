@@ -24,9 +24,7 @@ EMBEDDED_MODELS: dict[str, type[models.Model]] = {
 def embeddings_pending(*, kind: str) -> models.QuerySet:
     """Rows of ``kind`` with no vector, or one made by another model than the configured one."""
     model = EMBEDDED_MODELS[kind]
-    return model.objects.filter(
-        models.Q(embedding__isnull=True) | ~models.Q(embedding_model=settings.EMBEDDING_MODEL)
-    )
+    return model.objects.filter(models.Q(embedding__isnull=True) | ~models.Q(embedding_model=settings.EMBEDDING_MODEL))
 
 
 def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: int | None = None) -> int:
@@ -65,8 +63,18 @@ def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: 
 
 def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
     vectors = embedder.embed([row.embedding_text for row in rows]).vectors
+    model = type(rows[0])
     for row, vector in zip(rows, vectors, strict=True):
         row.embedding = vector
         row.embedding_model = embedder.model_name
-    type(rows[0]).objects.bulk_update(rows, ["embedding", "embedding_model"])
-    return len(rows)
+    if model is Message:  # messages never change: one bulk write
+        model.objects.bulk_update(rows, ["embedding", "embedding_model"])
+        return len(rows)
+    # Editable rows: write the vector only if the text was not changed while it was being
+    # embedded (the change queued its own embedding).
+    return sum(
+        model.objects.filter(pk=row.pk, updated_at=row.updated_at).update(
+            embedding=row.embedding, embedding_model=row.embedding_model
+        )
+        for row in rows
+    )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -49,15 +51,25 @@ def _validate(*, user_external_id: str, session_external_id: str, messages: Sequ
         errors["sessionId"] = ["sessionId must not be empty."]
     if not messages:
         errors["messages"] = ["Send at least one message."]
+    if len(messages) > settings.MAX_MESSAGES_PER_CALL:
+        errors["messages"] = [f"At most {settings.MAX_MESSAGES_PER_CALL} messages per call (MAX_MESSAGES_PER_CALL)."]
     for i, message in enumerate(messages):
         if message.role not in Role.values:
             errors[f"messages.{i}.role"] = [f"role must be one of {', '.join(Role.values)}, not {message.role!r}."]
         if not message.content.strip():
             errors[f"messages.{i}.content"] = ["content must not be empty."]
+        elif len(message.content) > settings.MAX_MESSAGE_CHARS:
+            errors[f"messages.{i}.content"] = [
+                f"content is longer than {settings.MAX_MESSAGE_CHARS} characters (MAX_MESSAGE_CHARS)."
+            ]
         if message.created_at is not None and timezone.is_naive(message.created_at):
             errors[f"messages.{i}.createdAt"] = ["createdAt needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
         if not isinstance(message.metadata, dict):
             errors[f"messages.{i}.metadata"] = ["metadata must be a JSON object."]
+        elif len(json.dumps(message.metadata)) > settings.MAX_METADATA_BYTES:
+            errors[f"messages.{i}.metadata"] = [
+                f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."
+            ]
     if errors:
         raise ValidationError(errors)
 
@@ -91,9 +103,11 @@ def messages_add(
     )
     is_new_session = session.last_message_at is None
     wanted_ids = [m.external_id for m in messages if m.external_id]
-    seen = set(
-        Message.objects.filter(session=session, external_id__in=wanted_ids).values_list("external_id", flat=True)
-    ) if wanted_ids else set()
+    seen = (
+        set(Message.objects.filter(session=session, external_id__in=wanted_ids).values_list("external_id", flat=True))
+        if wanted_ids
+        else set()
+    )
     now = timezone.now()
     rows = []
     for message in messages:

@@ -12,8 +12,9 @@ from django_q.tasks import async_task
 
 from memories.llm import get_chat_model, get_embedder
 from memories.models import Session, Summary
+from memories.services.jobs import job_enqueue
 
-__all__ = ["summaries_enqueue_stale", "summary_create"]
+__all__ = ["summaries_delete", "summaries_enqueue_stale", "summaries_request", "summary_create"]
 
 
 def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
@@ -84,19 +85,53 @@ def summaries_enqueue_stale(*, idle_minutes: int | None = None, limit: int = 500
     """
     idle_minutes = settings.SUMMARY_IDLE_MINUTES if idle_minutes is None else idle_minutes
     cutoff = timezone.now() - timedelta(minutes=idle_minutes)
-    stale = (
-        Session.objects.filter(updated_at__lte=cutoff)
-        .annotate(newest_message_id=Max("messages__id"))
+    stale = _stale_sessions().filter(updated_at__lte=cutoff).order_by("updated_at").values_list("pk", flat=True)[:limit]
+    session_ids = list(stale)
+    for session_id in session_ids:
+        async_task("memories.tasks.summarize_session", session_id)
+    return session_ids
+
+
+def _stale_sessions():  # noqa: ANN202 - a QuerySet of Session
+    """Sessions with messages whose summary is missing, or behind their newest message."""
+    return (
+        Session.objects.annotate(newest_message_id=Max("messages__id"))
         .filter(newest_message_id__isnull=False)
         .filter(
             Q(summary__isnull=True)
             | Q(summary__last_message__isnull=True)
             | Q(summary__last_message_id__lt=F("newest_message_id"))
         )
-        .order_by("updated_at")
-        .values_list("pk", flat=True)[:limit]
     )
-    session_ids = list(stale)
-    for session_id in session_ids:
-        async_task("memories.tasks.summarize_session", session_id)
-    return session_ids
+
+
+def summaries_request(
+    *, user_external_id: str, session_external_id: str | None = None, overwrite: bool = False
+) -> list[str]:
+    """Queue summaries of a user's sessions (one, or all).
+
+    Args:
+        overwrite: rewrite summaries that are already current too.
+
+    Returns:
+        The external ids of the sessions queued (those without a current summary, or all
+        with ``overwrite``).
+    """
+    sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
+    if not overwrite:
+        sessions = sessions.filter(pk__in=_stale_sessions().values("pk"))
+    if session_external_id:
+        sessions = sessions.filter(external_id=session_external_id)
+    queued = list(sessions.order_by("first_message_at").values_list("pk", "external_id"))
+    for pk, _ in queued:
+        job_enqueue(func="memories.tasks.summarize_session", args=(pk, overwrite))
+    return [external_id for _, external_id in queued]
+
+
+def summaries_delete(*, user_external_id: str, session_external_id: str | None = None) -> int:
+    """Delete a user's summaries (all, or one session's). Returns how many."""
+    summaries = Summary.objects.filter(user__external_id=user_external_id)
+    if session_external_id:
+        summaries = summaries.filter(session__external_id=session_external_id)
+    deleted, _ = summaries.delete()
+    return deleted

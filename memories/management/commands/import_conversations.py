@@ -23,8 +23,15 @@ class Command(BaseCommand):
         parser.add_argument("--max-sessions", type=int, help="At most this many sessions per sample.")
         parser.add_argument("--channel", default="locomo")
 
-    def handle(self, *args: object, path: Path, samples: list[str] | None, max_sessions: int | None,
-               channel: str, **options: object) -> None:
+    def handle(
+        self,
+        *args: object,
+        path: Path,
+        samples: list[str] | None,
+        max_sessions: int | None,
+        channel: str,
+        **options: object,
+    ) -> None:
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
         try:

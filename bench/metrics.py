@@ -1,0 +1,170 @@
+"""Ranking metrics over LoCoMo turn ids, shared by every system the benchmark compares.
+
+Pure Python, no Django: a system is reduced to a ranked list of turn ids (``"D3:12"``) and,
+optionally, a ranked list of session ids (``"D3"``); every figure is computed from those
+lists by the same functions, so our pipeline and the baselines are scored identically.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import mean
+
+__all__ = [
+    "CATEGORY_NAMES",
+    "GROUPS",
+    "SkippedEvidence",
+    "clean_evidence",
+    "group_means",
+    "interleave",
+    "ranking_metrics",
+    "session_key",
+    "session_of",
+    "session_recall",
+    "sessions_of",
+]
+
+# Category numbers as stored in the LoCoMo file; names as commonly mapped (the file holds numbers only).
+CATEGORY_NAMES: dict[int, str] = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+# Report groups: each category, categories 1-4 together, and category 5 apart.
+GROUPS: tuple[str, ...] = ("1", "2", "3", "4", "1-4", "5")
+
+_TURN_ID = re.compile(r"^D(\d+):(\d+)$")
+_SESSION_ID = re.compile(r"^session_(\d+)$")
+
+
+def session_of(turn_id: str) -> str:
+    """The session of a turn: ``"D3:12"`` -> ``"D3"``."""
+    return turn_id.split(":", 1)[0]
+
+
+def session_key(session_external_id: str) -> str:
+    """A LoCoMo session id as a turn-id prefix: ``"session_3"`` -> ``"D3"`` (anything else unchanged)."""
+    match = _SESSION_ID.match(session_external_id)
+    return f"D{match.group(1)}" if match else session_external_id
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def sessions_of(ranked_turns: Iterable[str]) -> list[str]:
+    """The session ranking of a turn ranking: each turn's session in rank order, duplicates dropped."""
+    return _dedupe(session_of(t) for t in ranked_turns)
+
+
+def interleave(*rankings: Sequence[str]) -> list[str]:
+    """Round-robin merge of rankings (first of each, then second of each, ...), duplicates dropped."""
+    merged: list[str] = []
+    for rank in range(max((len(r) for r in rankings), default=0)):
+        merged.extend(r[rank] for r in rankings if rank < len(r))
+    return _dedupe(merged)
+
+
+@dataclass(frozen=True)
+class SkippedEvidence:
+    """An evidence id left out of scoring, and why."""
+
+    sample_id: str
+    question_index: int
+    evidence_id: str
+    reason: str  # "malformed", "not in conversation" or "not imported"
+
+
+def clean_evidence(
+    *,
+    sample_id: str,
+    question_index: int,
+    evidence: Iterable[str],
+    in_file: set[str],
+    imported: set[str],
+) -> tuple[set[str], list[SkippedEvidence]]:
+    """Split a question's evidence ids into the usable ones and the skipped ones.
+
+    Args:
+        evidence: the question's ``evidence`` list as stored in the file.
+        in_file: every turn id of the sample's conversation in the file.
+        imported: the turn ids actually imported (fewer with ``--max-sessions``).
+
+    Returns:
+        The usable evidence ids, and one ``SkippedEvidence`` per id left out: malformed
+        (``"D10:"``, ``"D8:6; D9:17"``), absent from the conversation, or not imported.
+    """
+    valid: set[str] = set()
+    skipped: list[SkippedEvidence] = []
+    for raw in evidence:
+        evidence_id = str(raw).strip()
+        if not _TURN_ID.match(evidence_id):
+            reason = "malformed"
+        elif evidence_id not in in_file:
+            reason = "not in conversation"
+        elif evidence_id not in imported:
+            reason = "not imported"
+        else:
+            valid.add(evidence_id)
+            continue
+        skipped.append(SkippedEvidence(sample_id, question_index, str(raw), reason))
+    return valid, skipped
+
+
+def _recall(ranked: Sequence[str], relevant: set[str], k: int) -> float:
+    return len(relevant.intersection(ranked[:k])) / len(relevant)
+
+
+def session_recall(
+    ranked_sessions: Sequence[str], evidence_sessions: set[str], ks: Sequence[int], *, name: str = "session_recall"
+) -> dict[str, float]:
+    """``<name>@k``: share of the evidence sessions among the first ``k`` sessions of the ranking."""
+    return {f"{name}@{k}": _recall(ranked_sessions, evidence_sessions, k) for k in ks}
+
+
+def ranking_metrics(ranked_turns: Sequence[str], evidence: set[str], ks: Sequence[int]) -> dict[str, float]:
+    """Every turn- and session-level metric of one question, from one ranked list of turn ids.
+
+    ``ranked_turns`` is cut at ``max(ks)`` first, so every system is judged on as many turns.
+    The session ranking is the sessions of those turns in rank order, duplicates dropped.
+
+    Returns:
+        ``turn_recall@k`` (share of the evidence turns in the top ``k``), ``turn_hit@k`` (1 if
+        any is), ``session_recall@k`` and ``mrr@K`` (1 / rank of the first evidence turn within
+        the top ``K = max(ks)``, else 0), for each ``k`` in ``ks``.
+    """
+    if not evidence:
+        raise ValueError("A question needs at least one evidence turn to be scored.")
+    cutoff = max(ks)
+    ranked = list(ranked_turns[:cutoff])
+    metrics: dict[str, float] = {}
+    for k in ks:
+        metrics[f"turn_recall@{k}"] = _recall(ranked, evidence, k)
+        metrics[f"turn_hit@{k}"] = float(bool(evidence.intersection(ranked[:k])))
+    first = next((rank for rank, turn in enumerate(ranked, start=1) if turn in evidence), None)
+    metrics[f"mrr@{cutoff}"] = 1.0 / first if first else 0.0
+    metrics.update(session_recall(sessions_of(ranked), {session_of(e) for e in evidence}, ks))
+    return metrics
+
+
+def group_means(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, dict[str, float]]:
+    """Mean of each metric per report group (see ``GROUPS``), plus ``n``, the questions in the group.
+
+    Args:
+        rows: ``(category, metrics)`` per question; all metrics dicts share their keys.
+    """
+    members: dict[str, list[Mapping[str, float]]] = {group: [] for group in GROUPS}
+    for category, metrics in rows:
+        members.setdefault(str(category), []).append(metrics)
+        if 1 <= category <= 4:
+            members["1-4"].append(metrics)
+    means: dict[str, dict[str, float]] = {}
+    for group, group_rows in members.items():
+        means[group] = {"n": len(group_rows)}
+        if group_rows:
+            means[group].update({key: mean(m[key] for m in group_rows) for key in group_rows[0]})
+    return means

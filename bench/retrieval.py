@@ -1,0 +1,613 @@
+"""Retrieval-quality benchmark on LoCoMo: the search pipeline's retrieval against BM25 and dense baselines.
+
+Run from the repository root::
+
+    .venv/bin/python -m bench.retrieval [PATH] [--samples conv-26 ...] [--max-sessions N] [--k 1 3 5 10]
+    .venv/bin/python -m bench.retrieval --smoke      # conv-26, sessions 1-3: well under a minute
+
+``PATH`` defaults to ``../shared/data/locomo/locomo_dev.json`` (relative to the repository).
+The table goes to stdout, the full results (machine, data, timings, per-question rankings) to
+``bench/results/retrieval-<UTC timestamp>.json``.
+
+Data: LoCoMo (Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM
+Agents", ACL 2024; github.com/snap-research/locomo). Each sample is one end user; each
+question names the turns that answer it (``evidence``, dialogue ids such as ``"D3:12"`` =
+session 3, turn 12) and has a category: 1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop, 5 adversarial (unanswerable). Categories 1-4 are reported one by one and
+together; category 5 apart.
+
+How:
+
+1. A throwaway database is created (Django's test-database machinery: it works with the
+   embedded server and with ``DATABASE_URL``) and always dropped at the end.
+2. Every conversation is imported through the service's own write path, as
+   ``manage.py import_conversations`` does: ``messages_add`` per session; django-q2 runs in
+   sync mode, so embedding and the summary of the previous session run when each session's
+   transaction commits. The last session of each user is then summarised with
+   ``summary_create`` (production does that through the idle sweep).
+3. Each question is answered by retrieval only, scoped to its own user, with no answer
+   stage: the query is embedded once; stage 2 (``retrieve_messages``: hybrid vector +
+   full-text over raw messages) gives the ranked turns, stage 1 (``retrieve_memory``:
+   summaries, knowledge, diaries) the ranked session summaries.
+4. Baselines on the same data and the same query vector (``bench.baselines``): BM25 over
+   the user's turns, and exact cosine over the turn vectors the service stored.
+
+Metrics (``bench.metrics``; every system goes through the same function, from one ranked
+list of turn ids cut at ``max(k)``), averaged over questions:
+
+- ``turn_recall@k``: share of the question's evidence turns among the top ``k`` turns
+  (evidence recall, the retrieval measure of the LoCoMo paper's RAG experiments);
+- ``turn_hit@k``: 1 if any evidence turn is in the top ``k``;
+- ``mrr@K``: mean reciprocal rank of the first evidence turn within the top ``K = max(k)``,
+  0 when none is there (Voorhees, "The TREC-8 Question Answering Track Report", 1999);
+- ``session_recall@k``: share of the evidence sessions among the first ``k`` sessions of the
+  session ranking made from the turn ranking (each turn's session in rank order, duplicates
+  dropped). For our pipeline also ``summary_session_recall@k`` (the session ranking of
+  stage 1's summary hits alone) and ``merged_session_recall@k``: the message-derived and the
+  summary rankings interleaved round robin (message first), duplicates dropped, a
+  parameter-free fusion of what stages 2 and 1 point at.
+
+Evidence ids that are malformed (``"D8:6; D9:17"``), absent from the conversation, or in a
+session not imported (``--max-sessions``) are skipped and counted; a question left with no
+evidence is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from itertools import groupby
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tqdm import tqdm
+
+from bench.baselines import BM25Ranker, DenseRanker
+from bench.metrics import (
+    CATEGORY_NAMES,
+    GROUPS,
+    SkippedEvidence,
+    clean_evidence,
+    group_means,
+    interleave,
+    ranking_metrics,
+    session_key,
+    session_of,
+    session_recall,
+    sessions_of,
+)
+
+if TYPE_CHECKING:
+    from memories.importers import LocomoSession
+
+__all__ = ["DEFAULT_PATH", "SMOKE", "format_tables", "main", "run", "setup_django"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PATH = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DEFAULT_KS = (1, 3, 5, 10)
+# --smoke: a tiny input, well under a minute.
+SMOKE: dict[str, Any] = {"samples": ["conv-26"], "max_sessions": 3}
+SYSTEMS = ("ours", "bm25", "dense")
+SYSTEM_LABELS = {"ours": "ours (stage 2)", "bm25": "BM25 turns", "dense": "dense turns"}
+# Session rankings shown in the session table: (system, metric prefix, label).
+SESSION_ROWS = (
+    ("ours", "session_recall", "ours (stage 2)"),
+    ("ours", "summary_session_recall", "ours stage 1 (summaries)"),
+    ("ours", "merged_session_recall", "ours merged 2+1"),
+    ("bm25", "session_recall", "BM25 turns"),
+    ("dense", "session_recall", "dense turns"),
+)
+CHANNEL = "locomo"
+
+
+def setup_django() -> None:
+    """Configure and start Django for the benchmark (no-op when it is already set up).
+
+    django-q2 is put in sync mode (``Q_SYNC=1``) before the settings are read, so queued
+    tasks run in-process when the transaction that queued them commits.
+    """
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
+    os.environ["Q_SYNC"] = "1"
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
+def run(
+    path: Path | str = DEFAULT_PATH,
+    samples: Sequence[str] | None = None,
+    max_sessions: int | None = None,
+    ks: Sequence[int] = DEFAULT_KS,
+    *,
+    use_current_database: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Import the conversations, run every question through every system, return the results.
+
+    Args:
+        path: a LoCoMo-format JSON file.
+        samples: only these ``sample_id``s (default: all).
+        max_sessions: import only sessions 1..N of each sample.
+        ks: cut-offs; retrieval runs once at ``max(ks)``, smaller cut-offs are prefixes.
+        use_current_database: work in the database Django is connected to (e.g. a pytest-django
+            test database with ``transaction=True``) instead of creating and dropping one.
+        progress: show tqdm progress bars.
+
+    Returns:
+        The results as a JSON-serialisable dict (see ``format_tables`` for the main figures).
+
+    Raises:
+        ValueError: bad ``ks``, unknown sample ids, or a file that is not LoCoMo-shaped.
+        RuntimeError: tasks are not run in-process, or an import task failed.
+    """
+    setup_django()
+    from django.conf import settings
+    from django.db import connection
+    from django_q.conf import Conf
+
+    ks = tuple(sorted(set(ks)))
+    if not ks or ks[0] < 1 or ks[-1] > settings.SEARCH_MAX_TOP_K:
+        raise ValueError(f"Each k must be between 1 and SEARCH_MAX_TOP_K ({settings.SEARCH_MAX_TOP_K}).")
+    if not Conf.SYNC:
+        raise RuntimeError("django-q2 is not in sync mode: set Q_SYNC=1 before Django starts.")
+    path = Path(path)
+    conversations = _read_samples(path, samples)
+    if use_current_database:
+        return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=False)
+
+    old_name = connection.settings_dict["NAME"]
+    old_test = dict(connection.settings_dict.get("TEST") or {})
+    # A name of our own: never the developer's database, never a concurrent test run's.
+    connection.settings_dict["TEST"] = {**old_test, "NAME": f"bench_memories_{os.getpid()}"}
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=True)
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+        connection.settings_dict["TEST"] = old_test
+
+
+# --- Input -----------------------------------------------------------------------------
+
+
+def _read_samples(path: Path, samples: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+    """The file's samples by ``sample_id``, in file order, only ``samples`` when given."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, list):
+        raise ValueError("A LoCoMo file is a JSON list of samples.")
+    by_id = {str(sample["sample_id"]): sample for sample in data}
+    if samples:
+        unknown = sorted(set(samples) - by_id.keys())
+        if unknown:
+            raise ValueError(f"No such samples in {path}: {', '.join(unknown)}.")
+        by_id = {sample_id: sample for sample_id, sample in by_id.items() if sample_id in samples}
+    return by_id
+
+
+def _session_number(session_id: str) -> int:
+    return int(session_id.rsplit("_", 1)[1])
+
+
+def _turn_ids_in_file(sample: dict[str, Any]) -> set[str]:
+    conversation = sample["conversation"]
+    return {
+        str(turn["dia_id"])
+        for key, turns in conversation.items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for turn in turns
+    }
+
+
+# --- Import ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImportStats:
+    users: int
+    sessions: int
+    messages_stored: int
+    messages_already_there: int
+    last_sessions_summarised: int
+    seconds: float
+
+
+def _import(sessions: list[LocomoSession], progress: bool) -> ImportStats:
+    """Import through ``messages_add`` (tasks run on commit), then summarise each user's last session."""
+    from memories.models import Session
+    from memories.services.messages import messages_add
+    from memories.services.summaries import summary_create
+
+    started = time.perf_counter()
+    stored = already = summarised = users = 0
+    with tqdm(total=len(sessions), desc="import", unit="session", disable=not progress) as bar:
+        for user_id, user_sessions in groupby(sessions, key=lambda s: s.user_id):
+            users += 1
+            bar.set_postfix_str(user_id)
+            for session in user_sessions:
+                added = messages_add(
+                    user_external_id=session.user_id,
+                    session_external_id=session.session_id,
+                    channel=CHANNEL,
+                    messages=session.messages,
+                )
+                stored += len(added.messages)
+                already += added.skipped
+                bar.update()
+            # Production summarises the last session once it is idle (the sweep); do it now.
+            for session_pk in Session.objects.filter(user__external_id=user_id, summary__isnull=True).values_list(
+                "pk", flat=True
+            ):
+                summarised += summary_create(session_id=session_pk) is not None
+    return ImportStats(
+        users=users,
+        sessions=len(sessions),
+        messages_stored=stored,
+        messages_already_there=already,
+        last_sessions_summarised=summarised,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _check_import(user_ids: Sequence[str]) -> None:
+    """Fail when a task left a message without a vector or a session without a summary."""
+    from django.conf import settings
+    from django.db.models import Q
+
+    from memories.models import Message, Session
+
+    unembedded = (
+        Message.objects.filter(user__external_id__in=user_ids)
+        .filter(Q(embedding__isnull=True) | ~Q(embedding_model=settings.EMBEDDING_MODEL))
+        .count()
+    )
+    unsummarised = Session.objects.filter(user__external_id__in=user_ids, summary__isnull=True).count()
+    if unembedded or unsummarised:
+        raise RuntimeError(
+            f"Import incomplete: {unembedded} messages without a current vector, {unsummarised} sessions "
+            "without a summary (a background task failed; see the log above)."
+        )
+
+
+# --- Systems -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserIndex:
+    """One end user (LoCoMo sample) as the systems see it."""
+
+    pk: int
+    turn_id_by_message: dict[int, str]
+    bm25: BM25Ranker
+    dense: DenseRanker
+
+
+def _index_user(external_id: str) -> UserIndex:
+    """The user's turns (LoCoMo ids from ``metadata["dia_id"]``), and baselines over them."""
+    from memories.models import EndUser, Message
+
+    user = EndUser.objects.get(external_id=external_id)
+    messages = list(Message.objects.filter(user=user).order_by("created_at", "id"))
+    turn_ids = [str(m.metadata.get("dia_id") or m.external_id) for m in messages]
+    return UserIndex(
+        pk=user.pk,
+        turn_id_by_message={m.pk: turn_id for m, turn_id in zip(messages, turn_ids, strict=True)},
+        bm25=BM25Ranker(turn_ids, [m.embedding_text for m in messages]),
+        dense=DenseRanker(turn_ids, [m.embedding for m in messages]),
+    )
+
+
+def _candidate_pool(top_k: int) -> int:
+    """Candidates per ranking that ``retrieve_messages`` fuses for ``top_k`` (see its docstring)."""
+    from memories import search
+
+    # Private constants of memories.search; the defaults are their values when this was written.
+    return max(getattr(search, "_MIN_CANDIDATES", 50), getattr(search, "_CANDIDATES_PER_TOP_K", 5) * top_k)
+
+
+@contextmanager
+def _timed(samples: list[float]) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    samples.append((time.perf_counter() - started) * 1000)
+
+
+# --- The benchmark -----------------------------------------------------------------------
+
+
+def _benchmark(
+    path: Path,
+    conversations: dict[str, dict[str, Any]],
+    max_sessions: int | None,
+    ks: tuple[int, ...],
+    progress: bool,
+    *,
+    throwaway: bool,
+) -> dict[str, Any]:
+    from django.conf import settings
+    from django.db import connection
+
+    from memories.importers import locomo_sessions
+    from memories.llm import get_embedder
+    from memories.search import retrieve_memory, retrieve_messages
+
+    sessions = [
+        s
+        for s in locomo_sessions(path)
+        if s.user_id in conversations and (max_sessions is None or _session_number(s.session_id) <= max_sessions)
+    ]
+    stats = _import(sessions, progress)
+    _check_import(list(conversations))
+    users = {sample_id: _index_user(sample_id) for sample_id in conversations}
+
+    # retrieve_messages fuses the best max(50, 5 * top_k) candidates of each ranking, so its
+    # top_k list depends on top_k through that pool. For every k <= 10 the pool is 50: the
+    # ranking is the same, and the top-k list is a prefix of the top-10 list. Retrieval
+    # therefore runs once at max(ks) and is cut for smaller k; beyond 10 that is an
+    # approximation of running at each k, flagged in the results.
+    top = max(ks)
+    prefix_consistent = _candidate_pool(min(ks)) == _candidate_pool(top)
+    if not prefix_consistent:
+        print(
+            f"note: at top_k={top} retrieve_messages fuses a wider candidate pool than at k={ks[0]}; "
+            f"smaller k are cut from the top-{top} list (an approximation).",
+            file=sys.stderr,
+        )
+
+    questions = [
+        (sample_id, index, qa) for sample_id, sample in conversations.items() for index, qa in enumerate(sample["qa"])
+    ]
+    embedder = get_embedder()
+    timings: dict[str, list[float]] = {"embed": [], "stage2": [], "stage1": [], "bm25": [], "dense": []}
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = {system: [] for system in SYSTEMS}
+    skipped: list[SkippedEvidence] = []
+    skipped_questions: list[dict[str, Any]] = []
+    per_question: list[dict[str, Any]] = []
+    in_file = {sample_id: _turn_ids_in_file(sample) for sample_id, sample in conversations.items()}
+
+    for sample_id, index, qa in tqdm(questions, desc="questions", unit="q", disable=not progress):
+        user = users[sample_id]
+        evidence, dropped = clean_evidence(
+            sample_id=sample_id,
+            question_index=index,
+            evidence=qa.get("evidence") or [],
+            in_file=in_file[sample_id],
+            imported=set(user.turn_id_by_message.values()),
+        )
+        skipped.extend(dropped)
+        category = int(qa["category"])
+        if not evidence:
+            skipped_questions.append({"sample_id": sample_id, "question_index": index, "category": category})
+            continue
+        question = str(qa["question"])
+        with _timed(timings["embed"]):
+            vector = embedder.embed([question]).vectors[0]
+        with _timed(timings["stage2"]):
+            message_hits = retrieve_messages(user_ids=[user.pk], query=question, vector=vector, top_k=top)
+        with _timed(timings["stage1"]):
+            memory_hits = retrieve_memory(user_ids=[user.pk], vector=vector, top_k=top)
+        with _timed(timings["bm25"]):
+            bm25_turns = user.bm25.rank(question, top)
+        with _timed(timings["dense"]):
+            dense_turns = user.dense.rank(vector, top)
+
+        ours_turns = [user.turn_id_by_message[hit.id] for hit in message_hits]
+        summary_sessions = [
+            session_key(hit.session_id) for hit in memory_hits if hit.kind == "summary" and hit.session_id
+        ]
+        evidence_sessions = {session_of(e) for e in evidence}
+        ours = ranking_metrics(ours_turns, evidence, ks)
+        ours.update(session_recall(summary_sessions, evidence_sessions, ks, name="summary_session_recall"))
+        merged = interleave(sessions_of(ours_turns), summary_sessions)
+        ours.update(session_recall(merged, evidence_sessions, ks, name="merged_session_recall"))
+        rows["ours"].append((category, ours))
+        rows["bm25"].append((category, ranking_metrics(bm25_turns, evidence, ks)))
+        rows["dense"].append((category, ranking_metrics(dense_turns, evidence, ks)))
+        per_question.append(
+            {
+                "sample_id": sample_id,
+                "question_index": index,
+                "category": category,
+                "question": question,
+                "evidence": sorted(evidence),
+                "ranked_turns": {"ours": ours_turns, "bm25": bm25_turns, "dense": dense_turns},
+                "ranked_summary_sessions": summary_sessions,
+            }
+        )
+
+    evaluated = group_means(rows["ours"])
+    return {
+        "benchmark": "retrieval",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "code": _code_version(),
+        "database": {
+            "vendor": connection.vendor,
+            "server_version": getattr(connection, "pg_version", None),
+            "embedded": not os.environ.get("DATABASE_URL"),
+            "name": connection.settings_dict["NAME"],
+            "throwaway": throwaway,
+        },
+        "settings": {
+            "embedding_backend": settings.EMBEDDING_BACKEND,
+            "embedding_model": settings.EMBEDDING_MODEL,
+            "chat_backend": settings.CHAT_BACKEND,
+            "hnsw_ef_search": settings.HNSW_EF_SEARCH,
+            "summary_max_sentences": settings.SUMMARY_MAX_SENTENCES,
+            "candidate_pool": _candidate_pool(top),
+        },
+        "data": {
+            "path": str(path.resolve()),
+            "samples": list(conversations),
+            "max_sessions": max_sessions,
+            "import": asdict(stats),
+        },
+        "ks": list(ks),
+        "prefix_consistent": prefix_consistent,
+        "categories": {str(n): name for n, name in CATEGORY_NAMES.items()},
+        "questions": {
+            "total": len(questions),
+            "evaluated": len(per_question),
+            "by_group": {group: evaluated[group]["n"] for group in GROUPS},
+            "skipped_without_evidence": skipped_questions,
+        },
+        "skipped_evidence": {
+            "count": len(skipped),
+            "by_reason": {r: sum(s.reason == r for s in skipped) for r in sorted({s.reason for s in skipped})},
+            "ids": [asdict(s) for s in skipped],
+        },
+        "timings": {
+            "import_seconds": round(stats.seconds, 2),
+            "median_ms_per_question": {
+                part: round(statistics.median(values), 2) if values else None for part, values in timings.items()
+            },
+        },
+        "systems": {system: group_means(rows[system]) for system in SYSTEMS},
+        "per_question": per_question,
+    }
+
+
+def _machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+
+
+def _code_version() -> dict[str, Any]:
+    """The git commit the benchmark ran on, and whether the working tree had changes."""
+
+    def git(*args: str) -> str | None:
+        try:
+            result = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return None
+        return result.stdout.strip()
+
+    status = git("status", "--porcelain")
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
+
+
+# --- Output ------------------------------------------------------------------------------
+
+
+def _group_label(group: str) -> str:
+    if group == "1-4":
+        return "1-4 all"
+    return f"{group} {CATEGORY_NAMES.get(int(group), '')}".strip()
+
+
+def _table(header: list[str], lines: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
+    out = [
+        "  ".join(
+            cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in [header, *lines]
+    ]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def _cells(metrics: dict[str, float], keys: list[str]) -> list[str]:
+    return [f"{metrics[key]:.3f}" if key in metrics else "-" for key in keys]
+
+
+def format_tables(results: dict[str, Any]) -> str:
+    """The turn-level and session-level tables of a ``run`` result, as text."""
+    ks = results["ks"]
+    mrr = f"mrr@{max(ks)}"
+    turn_keys = [f"turn_recall@{k}" for k in ks] + [f"turn_hit@{k}" for k in ks] + [mrr]
+    turn_header = ["category", "system", "n", *[f"R@{k}" for k in ks], *[f"hit@{k}" for k in ks], f"MRR@{max(ks)}"]
+    session_header = ["category", "system", "n", *[f"S@{k}" for k in ks]]
+    turn_lines: list[list[str]] = []
+    session_lines: list[list[str]] = []
+    systems = results["systems"]
+    for group in GROUPS:
+        for system in SYSTEMS:
+            metrics = systems[system][group]
+            turn_lines.append(
+                [_group_label(group), SYSTEM_LABELS[system], str(metrics["n"]), *_cells(metrics, turn_keys)]
+            )
+        for system, prefix, label in SESSION_ROWS:
+            metrics = systems[system][group]
+            keys = [f"{prefix}@{k}" for k in ks]
+            session_lines.append([_group_label(group), label, str(metrics["n"]), *_cells(metrics, keys)])
+    return (
+        "Turn level: evidence recall R@k, any-evidence hit@k, MRR of the first evidence turn\n"
+        + _table(turn_header, turn_lines)
+        + "\n\nSession level: evidence-session recall S@k\n"
+        + _table(session_header, session_lines)
+    )
+
+
+def _summary_line(results: dict[str, Any]) -> str:
+    data, questions, timings = results["data"], results["questions"], results["timings"]
+    skipped = results["skipped_evidence"]
+    return (
+        f"{len(data['samples'])} samples ({', '.join(data['samples'])}), {data['import']['sessions']} sessions, "
+        f"{data['import']['messages_stored']} turns imported in {timings['import_seconds']:.0f} s; "
+        f"{questions['evaluated']} of {questions['total']} questions scored "
+        f"({len(questions['skipped_without_evidence'])} without usable evidence); "
+        f"{skipped['count']} evidence ids skipped {skipped['by_reason']}; "
+        f"median ms per question: {timings['median_ms_per_question']}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH, help="LoCoMo-format JSON file.")
+    parser.add_argument("--samples", nargs="+", help="Only these sample_ids.")
+    parser.add_argument("--max-sessions", type=int, help="Import only sessions 1..N of each sample.")
+    parser.add_argument("--k", nargs="+", type=int, default=list(DEFAULT_KS), dest="ks", help="Cut-offs.")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help=f"Tiny input: samples {SMOKE['samples']}, {SMOKE['max_sessions']} sessions.",
+    )
+    parser.add_argument("--output", type=Path, help="Results file (default bench/results/retrieval-<time>.json).")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.samples = args.samples or SMOKE["samples"]
+        args.max_sessions = args.max_sessions or SMOKE["max_sessions"]
+    if not args.path.is_file():
+        parser.error(f"No such file: {args.path}")
+
+    setup_django()
+    for name in ("django-q", "sentence_transformers"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    try:
+        results = run(args.path, samples=args.samples, max_sessions=args.max_sessions, ks=args.ks)
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    output = args.output or RESULTS_DIR / f"retrieval-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=1) + "\n")
+    print(format_tables(results))
+    print()
+    print(_summary_line(results))
+    print(f"results: {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

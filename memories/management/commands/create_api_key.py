@@ -1,0 +1,26 @@
+"""``manage.py create_api_key NAME --user ID ... | --all-users``: prints the new key once."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from memories.services.api_keys import api_key_create
+
+
+class Command(BaseCommand):
+    help = "Create an API key scoped to some end users (or all, for a trusted backend) and print it once."
+
+    def add_arguments(self, parser) -> None:  # noqa: ANN001
+        parser.add_argument("name", help="What the key is for, e.g. slack-bot.")
+        parser.add_argument("--user", action="append", dest="users", default=[], help="An end user id (repeat).")
+        parser.add_argument("--all-users", action="store_true", help="Allow every end user (trusted backend).")
+
+    def handle(self, *args: object, name: str, users: list[str], all_users: bool, **options: object) -> None:
+        try:
+            key, raw_key = api_key_create(name=name, user_external_ids=users, all_users=all_users)
+        except ValidationError as exc:
+            raise CommandError(" ".join(m for ms in exc.message_dict.values() for m in ms)) from exc
+        scope = "all users" if key.all_users else ", ".join(sorted(users))
+        self.stderr.write(f"API key {key.name!r} for {scope}. It is shown only now; store it safely:")
+        self.stdout.write(raw_key)

@@ -1,0 +1,95 @@
+"""Deleting history, and forgetting an end user entirely."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Max, Min
+
+from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.services.jobs import job_enqueue
+
+__all__ = ["HistoryDeleted", "UserForgotten", "history_delete", "user_forget"]
+
+
+@dataclass(frozen=True)
+class HistoryDeleted:
+    """Counts of what ``history_delete`` removed, and the sessions queued for a new summary."""
+
+    messages: int
+    sessions: int
+    summaries: int
+    resummarized_session_ids: list[str]
+
+
+@transaction.atomic
+def history_delete(
+    *, user_external_id: str, session_external_id: str | None = None, channel: str | None = None
+) -> HistoryDeleted:
+    """Delete a user's messages (all, one session's, or one channel's).
+
+    The summaries of every session that lost messages are deleted in the same transaction,
+    so deleted words cannot come back through search; a session that still has messages is
+    queued to be summarised again. A session left empty is deleted.
+
+    Args:
+        user_external_id: required: a delete is always scoped to one end user.
+        session_external_id: only this session.
+        channel: only messages of this channel.
+    """
+    messages = Message.objects.filter(user__external_id=user_external_id)
+    if session_external_id:
+        messages = messages.filter(session__external_id=session_external_id)
+    if channel:
+        messages = messages.filter(channel=channel)
+    session_ids = set(messages.values_list("session_id", flat=True).distinct())
+    _, deleted = messages.delete()
+    message_count = deleted.get(Message._meta.label, 0)
+    summaries, _ = Summary.objects.filter(session_id__in=session_ids).delete()
+    emptied = Session.objects.filter(pk__in=session_ids, messages__isnull=True)
+    emptied_count, _ = emptied.delete()
+    remaining = list(Session.objects.filter(pk__in=session_ids).values_list("pk", "external_id"))
+    for pk, _external_id in remaining:
+        job_enqueue(func="memories.tasks.summarize_session", args=(pk,))
+    for session in Session.objects.filter(pk__in=[pk for pk, _ in remaining]).annotate(
+        first=Min("messages__created_at"), last=Max("messages__created_at")
+    ):
+        Session.objects.filter(pk=session.pk).update(first_message_at=session.first, last_message_at=session.last)
+    return HistoryDeleted(
+        messages=message_count,
+        sessions=emptied_count,
+        summaries=summaries,
+        resummarized_session_ids=[external_id for _, external_id in remaining],
+    )
+
+
+@dataclass(frozen=True)
+class UserForgotten:
+    """How many rows of each kind ``user_forget`` removed."""
+
+    messages: int
+    sessions: int
+    summaries: int
+    knowledge: int
+    diaries: int
+
+
+@transaction.atomic
+def user_forget(*, user_external_id: str) -> UserForgotten:
+    """Remove every row of an end user (messages, sessions, summaries, knowledge, diaries).
+
+    Returns:
+        The counts (all zero for an unknown user).
+    """
+    user = EndUser.objects.filter(external_id=user_external_id).first()
+    if user is None:
+        return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)
+    _, per_model = user.delete()
+    return UserForgotten(
+        messages=per_model.get(Message._meta.label, 0),
+        sessions=per_model.get(Session._meta.label, 0),
+        summaries=per_model.get(Summary._meta.label, 0),
+        knowledge=per_model.get(Knowledge._meta.label, 0),
+        diaries=per_model.get(Diary._meta.label, 0),
+    )
