@@ -6,8 +6,8 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.core.exceptions import ValidationError
 from django.contrib.postgres.aggregates import ArrayAgg
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q, Value
 from django.utils import timezone
