@@ -28,8 +28,9 @@ class Command(BaseCommand):
         base = f"http://{host}:{port}"
         self.stdout.write(
             self.style.SUCCESS(
-                f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/ "
-                "(create a login with `.venv/bin/python manage.py createsuperuser`)\nCtrl-C stops everything."
+                f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/\n"
+                "Staff login: `.venv/bin/python manage.py createsuperuser`; API key: "
+                "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
             )
         )
         try:
