@@ -1,68 +1,146 @@
-"""Django admin: staff browse history and curate knowledge, summaries and diaries."""
+"""Django admin: staff browse history and curate knowledge, summaries, diaries and API keys.
 
+Admin actions and saves are thin: they call services, which queue background work.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
 from django.contrib import admin, messages
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.http import HttpRequest
 from django.utils import timezone
+from simple_history.admin import SimpleHistoryAdmin
 
 from memories.models import ApiKey, Diary, EndUser, Knowledge, Message, Session, Summary
 from memories.services.api_keys import api_key_assign_secret
+from memories.services.curation import curated_save
+from memories.services.summaries import summaries_regenerate
+
+
+class EmbeddingStatusMixin:
+    """A list column telling whether a row's vector matches its text and the configured model."""
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return (
+            super()
+            .get_queryset(request)
+            .defer("embedding")
+            .annotate(has_embedding=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField()))
+        )
+
+    @admin.display(boolean=True, description="embedding current")
+    def embedding_current(self, obj) -> bool:  # noqa: ANN001
+        return bool(obj.has_embedding) and obj.embedding_model == settings.EMBEDDING_MODEL
 
 
 @admin.register(EndUser)
 class EndUserAdmin(admin.ModelAdmin):
     list_display = ["external_id", "created_at"]
     search_fields = ["external_id"]
+    ordering = ["external_id"]
+    date_hierarchy = "created_at"
 
 
 @admin.register(Session)
 class SessionAdmin(admin.ModelAdmin):
     list_display = ["external_id", "user", "channel", "first_message_at", "last_message_at"]
-    list_filter = ["channel"]
+    list_filter = ["channel", ("user", admin.RelatedOnlyFieldListFilter), "last_message_at"]
     search_fields = ["external_id", "user__external_id"]
     list_select_related = ["user"]
+    ordering = ["-last_message_at"]
+    date_hierarchy = "last_message_at"
+    readonly_fields = ["user", "external_id", "channel", "first_message_at", "last_message_at", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "user", "session", "role", "short_content", "embedding_model"]
-    list_filter = ["role", "channel"]
+class MessageAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
+    """Raw history: read-only (deletions go through the API, which also refreshes summaries)."""
+
+    list_display = ["created_at", "user", "session", "role", "short_content", "embedding_current"]
+    list_filter = ["role", "channel", ("user", admin.RelatedOnlyFieldListFilter), "created_at"]
     search_fields = ["content", "user__external_id", "session__external_id"]
     list_select_related = ["user", "session"]
+    ordering = ["-created_at", "-id"]
     date_hierarchy = "created_at"
+    list_per_page = 100
 
     @admin.display(description="content")
     def short_content(self, obj: Message) -> str:
         return obj.content[:100]
 
-    def has_change_permission(self, request, obj=None) -> bool:  # noqa: ANN001 - raw history is read-only
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001
+    def has_change_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Message | None = None) -> bool:
         return False
 
 
 @admin.register(Summary)
-class SummaryAdmin(admin.ModelAdmin):
-    list_display = ["session", "user", "mode", "covers_from", "covers_until", "message_count", "updated_at"]
-    list_filter = ["mode"]
+class SummaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
+    list_display = ["session", "user", "mode", "covers_from", "covers_until", "message_count", "embedding_current"]
+    list_filter = ["mode", ("user", admin.RelatedOnlyFieldListFilter), "covers_from"]
     search_fields = ["content", "user__external_id", "session__external_id"]
     list_select_related = ["user", "session"]
-    readonly_fields = ["last_message"]
+    ordering = ["-covers_from"]
+    date_hierarchy = "covers_from"
+    readonly_fields = [
+        "user",
+        "session",
+        "content",
+        "mode",
+        "covers_from",
+        "covers_until",
+        "last_message",
+        "message_count",
+    ]
+    actions = ["regenerate"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Regenerate selected summaries (in the background)")
+    def regenerate(self, request: HttpRequest, queryset: QuerySet[Summary]) -> None:
+        queued = summaries_regenerate(summary_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"Queued {len(queued)} summaries to be written again.")
 
 
 @admin.register(Knowledge)
-class KnowledgeAdmin(admin.ModelAdmin):
-    list_display = ["content", "user", "updated_at", "embedding_model"]
+class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
+    """Per-user or shared (no user) facts. Saving changed text re-embeds it in the background;
+    every edit is kept in the history (who, when, previous text)."""
+
+    list_display = ["content", "user", "updated_at", "embedding_current"]
+    list_filter = [("user", admin.RelatedOnlyFieldListFilter), ("user", admin.EmptyFieldListFilter), "updated_at"]
     search_fields = ["content", "user__external_id"]
     list_select_related = ["user"]
     autocomplete_fields = ["user"]
+    ordering = ["-updated_at"]
+    date_hierarchy = "updated_at"
+    history_list_display = ["content"]
+
+    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
+        curated_save(row=obj)
 
 
 @admin.register(Diary)
-class DiaryAdmin(admin.ModelAdmin):
-    list_display = ["diary_date", "user", "content", "updated_at"]
+class DiaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
+    list_display = ["diary_date", "user", "content", "updated_at", "embedding_current"]
+    list_filter = [("user", admin.RelatedOnlyFieldListFilter), "diary_date"]
     search_fields = ["content", "user__external_id"]
     list_select_related = ["user"]
     autocomplete_fields = ["user"]
+    ordering = ["-diary_date"]
+    date_hierarchy = "diary_date"
+
+    def save_model(self, request: HttpRequest, obj: Diary, form, change: bool) -> None:  # noqa: ANN001
+        curated_save(row=obj)
 
 
 @admin.register(ApiKey)
@@ -74,15 +152,16 @@ class ApiKeyAdmin(admin.ModelAdmin):
     search_fields = ["name", "prefix", "users__external_id"]
     filter_horizontal = ["users"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
+    ordering = ["-created_at"]
     actions = ["revoke"]
 
-    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
+    def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:  # noqa: ANN001
         raw_key = None if change else api_key_assign_secret(key=obj)
         super().save_model(request, obj, form, change)
         if raw_key:
             self.message_user(request, f"New API key (shown only now, copy it): {raw_key}", messages.WARNING)
 
     @admin.action(description="Revoke selected keys")
-    def revoke(self, request, queryset) -> None:  # noqa: ANN001
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")

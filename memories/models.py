@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
+from simple_history.models import HistoricalRecords
 
 __all__ = ["ApiKey", "Diary", "EndUser", "Knowledge", "Message", "Role", "Session", "Summary", "SummaryMode"]
 
@@ -179,6 +180,8 @@ class Knowledge(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     embedding = _embedding_field()
     embedding_model = _embedding_model_field()
+    # Audit trail: who changed what and when, with the previous text (django-simple-history).
+    history = HistoricalRecords(excluded_fields=["embedding", "embedding_model"])
 
     class Meta:
         ordering = ["-updated_at"]

@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "strawberry_django",
     "django_q",
+    "simple_history",
     "memories",
 ]
 
@@ -42,6 +43,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Records which staff member made each audited change (django-simple-history).
+    "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
 ROOT_URLCONF = "memoryproject.urls"

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from memories.models import Diary, EndUser
-from memories.services.jobs import job_enqueue
+from memories.services.curation import curated_save
 
 __all__ = ["diary_delete", "diary_upsert"]
 
@@ -31,17 +31,10 @@ def diary_upsert(
     diary = Diary.objects.select_for_update().filter(user=user, diary_date=diary_date).first()
     if diary is None:
         diary = Diary(user=user, diary_date=diary_date)
-    changed = diary.pk is None or diary.content != content
     diary.content = content
     if metadata is not None:
         diary.metadata = metadata
-    if changed:
-        diary.embedding = None
-        diary.embedding_model = ""
-    diary.save()
-    if changed:
-        job_enqueue(func="memories.tasks.embed_rows", args=("diary", [diary.pk]))
-    return diary
+    return curated_save(row=diary)
 
 
 def diary_delete(*, user_external_id: str, diary_date: date) -> bool:

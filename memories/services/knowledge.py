@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from memories.models import EndUser, Knowledge
-from memories.services.jobs import job_enqueue
+from memories.services.curation import curated_save
 
 __all__ = ["knowledge_add", "knowledge_delete", "knowledge_update"]
 
@@ -38,9 +38,7 @@ def knowledge_add(*, user_external_id: str | None, content: str) -> Knowledge:
     """
     content = _clean_content(content)
     user = EndUser.objects.get_or_create(external_id=user_external_id)[0] if user_external_id else None
-    knowledge = Knowledge.objects.create(user=user, content=content)
-    job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [knowledge.pk]))
-    return knowledge
+    return curated_save(row=Knowledge(user=user, content=content))
 
 
 @transaction.atomic
@@ -53,13 +51,10 @@ def knowledge_update(*, knowledge_id: int, user_external_id: str | None, content
     """
     content = _clean_content(content)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
-    if knowledge.content != content:
-        knowledge.content = content
-        knowledge.embedding = None
-        knowledge.embedding_model = ""
-        knowledge.save()
-        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [knowledge.pk]))
-    return knowledge
+    if knowledge.content == content:
+        return knowledge
+    knowledge.content = content
+    return curated_save(row=knowledge)
 
 
 @transaction.atomic

@@ -14,7 +14,13 @@ from memories.llm import get_chat_model, get_embedder
 from memories.models import Session, Summary
 from memories.services.jobs import job_enqueue
 
-__all__ = ["summaries_delete", "summaries_enqueue_stale", "summaries_request", "summary_create"]
+__all__ = [
+    "summaries_delete",
+    "summaries_enqueue_stale",
+    "summaries_regenerate",
+    "summaries_request",
+    "summary_create",
+]
 
 
 def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
@@ -126,6 +132,14 @@ def summaries_request(
     for pk, _ in queued:
         job_enqueue(func="memories.tasks.summarize_session", args=(pk, overwrite))
     return [external_id for _, external_id in queued]
+
+
+def summaries_regenerate(*, summary_ids: list[int]) -> list[int]:
+    """Queue these summaries to be written again from their sessions' messages. Returns the session ids."""
+    session_ids = list(Summary.objects.filter(pk__in=summary_ids).values_list("session_id", flat=True))
+    for session_id in session_ids:
+        job_enqueue(func="memories.tasks.summarize_session", args=(session_id, True))
+    return session_ids
 
 
 def summaries_delete(*, user_external_id: str, session_external_id: str | None = None) -> int:

@@ -1,0 +1,118 @@
+"""The admin, as staff use it: pages load, curated edits re-embed and are audited."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.urls import reverse
+
+from memories.models import ApiKey, Diary, EndUser, Knowledge, Message, Session, Summary
+
+pytestmark = pytest.mark.django_db
+
+MODELS = [EndUser, Session, Message, Summary, Knowledge, Diary, ApiKey]
+
+
+@pytest.fixture
+def staff(client):  # noqa: ANN001
+    user = User.objects.create_superuser("curator", "curator@example.com", "pw")
+    client.force_login(user)
+    return user
+
+
+@pytest.fixture
+def memory(add_messages):
+    add_messages("alice", "s1", [{"role": "user", "content": "I am allergic to peanuts."}], channel="web")
+    add_messages("alice", "s2", [{"role": "user", "content": "Good morning!"}], channel="web")
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_changelist_and_change_pages_load(model, staff, memory, client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        Knowledge.objects.create(user=EndUser.objects.get(external_id="alice"), content="Likes jazz.")
+        Diary.objects.create(user=EndUser.objects.get(external_id="alice"), diary_date="2024-05-01", content="Rain.")
+        ApiKey.objects.create(name="bot", prefix="mem_x", key_hash="h")
+    opts = model._meta
+    changelist = client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
+    assert changelist.status_code == 200
+    row = model.objects.first()
+    change = client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[row.pk]))
+    assert change.status_code == 200
+    search = client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"), {"q": "alice"})
+    assert search.status_code == 200
+
+
+def test_raw_history_is_read_only(staff, memory, client):
+    message = Message.objects.first()
+    url = reverse("admin:memories_message_change", args=[message.pk])
+    response = client.post(url, {"content": "rewritten"})
+    assert response.status_code == 403
+    message.refresh_from_db()
+    assert message.content == "I am allergic to peanuts."
+    assert client.get(reverse("admin:memories_message_add")).status_code == 403
+
+
+def test_editing_knowledge_re_embeds_it_and_keeps_an_audit_trail(
+    staff, client, django_capture_on_commit_callbacks, search
+):
+    alice = EndUser.objects.create(external_id="alice")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("admin:memories_knowledge_add"), {"user": alice.pk, "content": "Alice plays the violin."}
+        )
+    assert response.status_code == 302
+    knowledge = Knowledge.objects.get()
+    old_vector = list(knowledge.embedding)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("admin:memories_knowledge_change", args=[knowledge.pk]),
+            {"user": alice.pk, "content": "Alice plays the cello."},
+        )
+    assert response.status_code == 302
+    knowledge.refresh_from_db()
+    assert knowledge.content == "Alice plays the cello."
+    assert knowledge.embedding is not None
+    assert list(knowledge.embedding) != old_vector
+
+    history = list(knowledge.history.order_by("history_date"))
+    assert [h.content for h in history] == ["Alice plays the violin.", "Alice plays the cello."]
+    assert history[-1].history_user == staff
+    assert client.get(reverse("admin:memories_knowledge_history", args=[knowledge.pk])).status_code == 200
+
+    result = search(userId="alice", query="Which instrument does Alice play?")
+    assert result["hits"][0]["content"] == "Alice plays the cello."
+
+
+def test_shared_knowledge_is_created_without_a_user(staff, client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("admin:memories_knowledge_add"), {"content": "The desk opens at 9."})
+    knowledge = Knowledge.objects.get()
+    assert knowledge.user is None
+    assert knowledge.embedding is not None
+
+
+def test_regenerate_summaries_action(staff, memory, client, django_capture_on_commit_callbacks):
+    summary = Summary.objects.get()
+    Summary.objects.filter(pk=summary.pk).update(content="stale text")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("admin:memories_summary_changelist"),
+            {"action": "regenerate", "_selected_action": [summary.pk]},
+        )
+    assert response.status_code == 302
+    summary.refresh_from_db()
+    assert "peanuts" in summary.content
+
+
+def test_editing_a_diary_re_embeds_it(staff, client, django_capture_on_commit_callbacks):
+    alice = EndUser.objects.create(external_id="alice")
+    diary = Diary.objects.create(user=alice, diary_date="2024-05-01", content="Rainy day at home.")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            reverse("admin:memories_diary_change", args=[diary.pk]),
+            {"user": alice.pk, "diary_date": "2024-05-01", "content": "Hiked Mount Rokko.", "metadata": "{}"},
+        )
+    diary.refresh_from_db()
+    assert diary.content == "Hiked Mount Rokko."
+    assert diary.embedding is not None
