@@ -12,9 +12,10 @@ from django.http import HttpRequest
 from django.utils import timezone
 from simple_history.admin import SimpleHistoryAdmin
 
-from memories.models import ApiKey, Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import ApiKey, Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
 from memories.services.api_keys import api_key_assign_secret
 from memories.services.curation import curated_save
+from memories.services.knowledge import knowledge_approve, knowledge_reject
 from memories.services.summaries import summaries_regenerate
 
 
@@ -116,17 +117,42 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     """Per-user or shared (no user) facts. Saving changed text re-embeds it in the background;
     every edit is kept in the history (who, when, previous text)."""
 
-    list_display = ["content", "user", "updated_at", "embedding_current"]
-    list_filter = [("user", admin.RelatedOnlyFieldListFilter), ("user", admin.EmptyFieldListFilter), "updated_at"]
+    list_display = ["content", "user", "status", "source_session", "updated_at", "embedding_current"]
+    list_filter = [
+        "status",
+        ("user", admin.RelatedOnlyFieldListFilter),
+        ("user", admin.EmptyFieldListFilter),
+        "updated_at",
+    ]
     search_fields = ["content", "user__external_id"]
-    list_select_related = ["user"]
+    list_select_related = ["user", "source_session"]
     autocomplete_fields = ["user"]
+    raw_id_fields = ["source_messages"]
+    readonly_fields = ["source_session", "replaces", "superseded_by"]
     ordering = ["-updated_at"]
     date_hierarchy = "updated_at"
-    history_list_display = ["content"]
+    history_list_display = ["content", "status"]
+    actions = ["approve", "reject"]
 
     def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
+        # Approving one candidate by setting its status goes through the same path as the action.
+        before = Knowledge.objects.filter(pk=obj.pk).values_list("status", flat=True).first()
+        approving = before == KnowledgeStatus.CANDIDATE and obj.status == KnowledgeStatus.ACTIVE
+        if approving:
+            obj.status = KnowledgeStatus.CANDIDATE
         curated_save(row=obj)
+        if approving:
+            knowledge_approve(knowledge_ids=[obj.pk])
+
+    @admin.action(description="Approve selected candidates (they become active and searched)")
+    def approve(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:
+        count = knowledge_approve(knowledge_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"Approved {count} candidate(s).")
+
+    @admin.action(description="Reject selected candidates")
+    def reject(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:
+        count = knowledge_reject(knowledge_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"Rejected {count} candidate(s).")
 
 
 @admin.register(Diary)

@@ -16,7 +16,18 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
-__all__ = ["ApiKey", "Diary", "EndUser", "Knowledge", "Message", "Role", "Session", "Summary", "SummaryMode"]
+__all__ = [
+    "ApiKey",
+    "Diary",
+    "EndUser",
+    "Knowledge",
+    "KnowledgeStatus",
+    "Message",
+    "Role",
+    "Session",
+    "Summary",
+    "SummaryMode",
+]
 
 
 def _embedding_field() -> VectorField:
@@ -171,11 +182,33 @@ class Summary(models.Model):
         return self.content
 
 
+class KnowledgeStatus(models.TextChoices):
+    CANDIDATE = "candidate", "candidate (awaiting review)"
+    ACTIVE = "active"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+
+
 class Knowledge(models.Model):
-    """A curated fact, owned by an end user or shared (``user`` is null: system-wide)."""
+    """A curated fact, owned by an end user or shared (``user`` is null: system-wide).
+
+    Facts raised from conversations start as candidates (with their source session and
+    messages) unless approval is switched off; only active facts are searched. A fact that
+    another replaces is kept as superseded history, pointing at its successor.
+    """
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="knowledge")
     content = models.TextField()
+    status = models.CharField(max_length=16, choices=KnowledgeStatus.choices, default=KnowledgeStatus.ACTIVE)
+    source_session = models.ForeignKey(
+        Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="knowledge_candidates"
+    )
+    source_messages = models.ManyToManyField(Message, blank=True, related_name="knowledge_candidates")
+    # For a candidate: the active fact it contradicts and will supersede once active.
+    replaces = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     embedding = _embedding_field()
@@ -186,7 +219,7 @@ class Knowledge(models.Model):
     class Meta:
         ordering = ["-updated_at"]
         verbose_name_plural = "knowledge"
-        indexes = [models.Index(fields=["user"]), _hnsw_index("knowledge_embedding_hnsw")]
+        indexes = [models.Index(fields=["user", "status"]), _hnsw_index("knowledge_embedding_hnsw")]
 
     def __str__(self) -> str:
         return self.content[:80]

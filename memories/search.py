@@ -30,7 +30,7 @@ from django.db import connection, models, transaction
 from pgvector.django import CosineDistance
 
 from memories.llm import Usage, get_chat_model, get_embedder
-from memories.models import Diary, Knowledge, Message, Summary
+from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Summary
 from memories.selectors import user_ids_for
 
 __all__ = ["Hit", "SearchFilter", "SearchResult", "retrieve_memory", "retrieve_messages", "search_memories"]
@@ -267,7 +267,9 @@ def retrieve_memory(
     )
     knowledge: list[Knowledge] = []
     if (knowledge_filter := search_filter.knowledge()) is not None:
-        knowledge_owner = owner | models.Q(user__isnull=True) if include_shared else owner
+        knowledge_owner = (owner | models.Q(user__isnull=True) if include_shared else owner) & models.Q(
+            status=KnowledgeStatus.ACTIVE
+        )
         knowledge = _nearest(
             Knowledge.objects.select_related("user"), knowledge_owner & knowledge_filter, vector, top_k
         )

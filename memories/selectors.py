@@ -6,7 +6,7 @@ from datetime import date, datetime
 
 from django.db.models import Exists, F, OuterRef, QuerySet
 
-from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
 
 __all__ = ["diary_list", "knowledge_list", "message_list", "session_list", "summary_list", "user_ids_for"]
 
@@ -68,9 +68,11 @@ def session_list(*, user_external_id: str) -> QuerySet[Session]:
     )
 
 
-def knowledge_list(*, user_external_id: str | None = None, shared: bool = False) -> QuerySet[Knowledge]:
-    """A user's knowledge, shared (system-wide) knowledge, or both; newest change first."""
-    queryset = Knowledge.objects.select_related("user")
+def knowledge_list(
+    *, user_external_id: str | None = None, shared: bool = False, status: str = KnowledgeStatus.ACTIVE
+) -> QuerySet[Knowledge]:
+    """A user's knowledge, shared (system-wide) knowledge, or both, in one status; newest change first."""
+    queryset = Knowledge.objects.select_related("user").filter(status=status)
     if user_external_id and shared:
         queryset = queryset.filter(user__external_id=user_external_id) | queryset.filter(user__isnull=True)
     elif user_external_id:

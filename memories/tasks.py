@@ -9,9 +9,10 @@ from __future__ import annotations
 from django_q.tasks import async_task
 
 from memories.services.embeddings import EMBEDDED_MODELS, embeddings_fill, embeddings_pending
+from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
-__all__ = ["embed_rows", "summarize_session", "sweep"]
+__all__ = ["embed_rows", "extract_knowledge", "summarize_session", "sweep"]
 
 _SWEEP_EMBED_LIMIT = 5000
 
@@ -25,6 +26,11 @@ def summarize_session(session_id: int, force: bool = False) -> int | None:
     """Summarise one session if its summary is missing or behind (or ``force``). Returns the summary id."""
     summary = summary_create(session_id=session_id, force=force)
     return summary.pk if summary else None
+
+
+def extract_knowledge(session_id: int) -> int:
+    """Raise facts from a just-summarised session into knowledge (candidates). Returns how many."""
+    return len(knowledge_extract(session_id=session_id))
 
 
 def sweep() -> dict[str, int]:

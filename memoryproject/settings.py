@@ -140,6 +140,10 @@ MAX_METADATA_BYTES = env.int("MAX_METADATA_BYTES", default=16384)
 MAX_QUERY_DEPTH = env.int("MAX_QUERY_DEPTH", default=10)
 MAX_ALIASES = env.int("MAX_ALIASES", default=15)
 EXTRACTIVE_SUFFICIENT_SIMILARITY = env.float("EXTRACTIVE_SUFFICIENT_SIMILARITY", default=0.7)
+# Facts raised from conversations: staff approve them first (default), or they are active at once.
+KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVAL", default=True)
+# A fact within this cosine distance of an existing one of the same user is a duplicate.
+KNOWLEDGE_DUPLICATE_DISTANCE = env.float("KNOWLEDGE_DUPLICATE_DISTANCE", default=0.1)
 
 # --- Background work (django-q2, ORM broker) -----------------------------------------
 Q_CLUSTER = {

@@ -30,6 +30,7 @@ from memories.graphql.types import (
     ForgetUserResult,
     HitKind,
     HitType,
+    KnowledgeStatusEnum,
     KnowledgeType,
     MessageType,
     Page,
@@ -101,11 +102,19 @@ class Query:
         queryset = selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
         return _page(queryset, SummaryType, limit=limit, offset=offset)
 
-    @strawberry.field(description="A user's knowledge, shared (system-wide) knowledge with `shared: true`, or both.")
+    @strawberry.field(
+        description="A user's knowledge, shared (system-wide) knowledge with `shared: true`, or both; "
+        "active facts unless `status` says otherwise (e.g. CANDIDATE: facts awaiting review)."
+    )
     def knowledge(
-        self, user_id: str | None = None, shared: bool = False, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0
+        self,
+        user_id: str | None = None,
+        shared: bool = False,
+        status: KnowledgeStatusEnum = KnowledgeStatusEnum.ACTIVE,
+        limit: int = DEFAULT_PAGE_SIZE,
+        offset: int = 0,
     ) -> Page[KnowledgeType]:
-        queryset = selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id)
+        queryset = selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id, status=status.value)
         return _page(queryset, KnowledgeType, limit=limit, offset=offset)
 
     @strawberry.field(description="A user's diary entries, newest first: one date, or since..until inclusive.")

@@ -29,6 +29,7 @@ __all__ = [
     "ForgetUserResult",
     "HitKind",
     "HitType",
+    "KnowledgeStatusEnum",
     "KnowledgeType",
     "MessageType",
     "Page",
@@ -105,6 +106,14 @@ class SummaryType(ScopedType):
         return root.session.external_id
 
 
+@strawberry.enum(name="KnowledgeStatus")
+class KnowledgeStatusEnum(Enum):
+    ACTIVE = "active"
+    CANDIDATE = "candidate"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+
+
 @strawberry_django.type(models.Knowledge, name="Knowledge")
 class KnowledgeType(ScopedType):
     """A curated fact; ``userId`` is null for shared (system-wide) knowledge."""
@@ -115,6 +124,20 @@ class KnowledgeType(ScopedType):
     content: str
     created_at: datetime
     updated_at: datetime
+
+    @strawberry_django.field(
+        only=["status"], description="active (searched), candidate (awaiting review), rejected or superseded."
+    )
+    def status(self, root: models.Knowledge) -> KnowledgeStatusEnum:
+        return KnowledgeStatusEnum(root.status)
+
+    @strawberry_django.field(
+        select_related=["source_session"],
+        only=["source_session__external_id"],
+        description="For a fact raised from a conversation: the session it came from.",
+    )
+    def source_session_id(self, root: models.Knowledge) -> str | None:
+        return root.source_session.external_id if root.source_session_id else None
 
     @strawberry_django.field(select_related=["user"], only=["user__external_id"])
     def user_id(self, root: models.Knowledge) -> str | None:

@@ -9,7 +9,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["Answer", "ChatModel", "Completion", "EmbeddingBatch", "Embedder", "ModelBackendError", "Usage"]
+__all__ = [
+    "Answer",
+    "ChatModel",
+    "Completion",
+    "EmbeddingBatch",
+    "Embedder",
+    "Fact",
+    "FactExtraction",
+    "ModelBackendError",
+    "Usage",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,24 @@ class Answer(Completion):
     sufficient: bool = True
 
 
+@dataclass(frozen=True)
+class Fact:
+    """A durable fact about a user, the messages (ids) it comes from, and the known fact it replaces."""
+
+    text: str
+    message_ids: list[int]
+    replaces_id: int | None = None
+
+
+@dataclass(frozen=True)
+class FactExtraction:
+    """Facts found in a conversation; ``mode`` is ``generated`` or ``extractive``."""
+
+    facts: list[Fact]
+    mode: str
+    usage: Usage = field(default_factory=Usage)
+
+
 class ModelBackendError(Exception):
     """The model backend failed (unreachable, timed out, refused). ``code`` is stable for clients.
 
@@ -89,6 +117,19 @@ class ChatModel(Protocol):
 
     def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
         """Summarise a conversation given as ``"Speaker: text"`` lines, in order.
+
+        Raises:
+            ModelBackendError: the backend failed.
+        """
+        ...
+
+    def extract_facts(
+        self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
+    ) -> FactExtraction:
+        """Find durable facts about the user in ``messages`` (``(id, "Speaker: text")``, in order).
+
+        ``known_facts`` (``(id, text)``) are the user's active facts: a new fact that
+        contradicts one of them names it in ``replaces_id``.
 
         Raises:
             ModelBackendError: the backend failed.

@@ -7,6 +7,7 @@ retrieved data, and results are marked ``mode="extractive"``.
   by cosine similarity to the mean sentence embedding of the session (Radev et al.,
   "Centroid-based summarization of multiple documents", 2004) and picked greedily with MMR
   (Carbonell & Goldstein, SIGIR 1998, lambda 0.7) so near-repeats are skipped.
+- Facts: the first-person heuristic of ``memories.llm.facts``.
 - Answers: the sentences of the retrieved blocks most similar to the question. The data is
   called sufficient when the best one reaches ``sufficient_similarity`` (cosine).
 """
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memories.llm.base import Answer, Completion, Embedder
+from memories.llm.base import Answer, Completion, Embedder, FactExtraction
+from memories.llm.facts import extract_facts_heuristic
 from memories.llm.text import split_sentences
 
 __all__ = ["ExtractiveChatModel"]
@@ -75,6 +77,12 @@ class ExtractiveChatModel:
             score[chosen] = -np.inf
             chosen.append(int(score.argmax()))
         return Completion(text=" ".join(candidates[i] for i in sorted(chosen)), mode=self.mode)
+
+    def extract_facts(
+        self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
+    ) -> FactExtraction:
+        """Durable first-person facts, by the heuristic documented in ``memories.llm.facts``."""
+        return FactExtraction(facts=extract_facts_heuristic(messages=messages, known_facts=known_facts), mode=self.mode)
 
     def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
         """Return the up to three block sentences most similar to ``question``.

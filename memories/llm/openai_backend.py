@@ -6,13 +6,14 @@ Embeddings are requested in batches; results are put back in input order by ``in
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import openai
 
 from memories.llm import prompts
-from memories.llm.base import Answer, Completion, EmbeddingBatch, ModelBackendError, Usage
+from memories.llm.base import Answer, Completion, EmbeddingBatch, Fact, FactExtraction, ModelBackendError, Usage
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
@@ -114,12 +115,14 @@ class OpenAIChatModel(_Client):
         super().__init__(**client_kwargs)  # type: ignore[arg-type]
         self.model_name = model_name
 
-    def _complete(self, system: str, user: str) -> tuple[str, Usage]:
+    def _complete(self, system: str, user: str, *, json_reply: bool = False) -> tuple[str, Usage]:
+        extra = {"response_format": {"type": "json_object"}} if json_reply else {}
         response = self.call(
             lambda c: c.chat.completions.create(
                 model=self.model_name,
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 temperature=0,
+                **extra,
             )
         )
         if not response.choices:
@@ -135,6 +138,38 @@ class OpenAIChatModel(_Client):
         """Summarise the conversation ``lines`` in at most ``max_sentences`` sentences."""
         text, usage = self._complete(prompts.SUMMARY_SYSTEM.format(max_sentences=max_sentences), "\n".join(lines))
         return Completion(text=text, mode=self.mode, usage=usage)
+
+    def extract_facts(
+        self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
+    ) -> FactExtraction:
+        """One structured (JSON) call; facts naming unknown message or fact ids keep only the known ones.
+
+        Raises:
+            ModelBackendError: the call failed or the reply is not the JSON asked for.
+        """
+        text, usage = self._complete(
+            prompts.FACTS_SYSTEM,
+            prompts.FACTS_USER.format(
+                known="\n".join(f"[{i}] {t}" for i, t in known_facts) or "(none)",
+                conversation="\n".join(f"[{i}] {t}" for i, t in messages),
+            ),
+            json_reply=True,
+        )
+        message_ids, fact_ids = {i for i, _ in messages}, {i for i, _ in known_facts}
+        try:
+            items = json.loads(text)["facts"]
+            facts = [
+                Fact(
+                    text=str(item["text"]).strip(),
+                    message_ids=[int(i) for i in item.get("message_ids") or [] if int(i) in message_ids],
+                    replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
+                )
+                for item in items
+                if str(item.get("text", "")).strip()
+            ]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON.") from exc
+        return FactExtraction(facts=facts, mode=self.mode, usage=usage)
 
     def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
         """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA``."""

@@ -17,3 +17,15 @@ ANSWER_SYSTEM = (
 )
 
 ANSWER_USER = "Data:\n{data}\n\nQuestion: {question}"
+
+FACTS_SYSTEM = (
+    "You maintain a long-term memory of facts about a user. From the conversation, extract "
+    "durable facts about the people in it (where they live, work, family, health, allergies, "
+    "preferences, plans with a date, possessions), not passing remarks. Each message starts "
+    "with its id in brackets. Known facts are listed with their ids: when a new fact contradicts "
+    "a known one (e.g. a new city of residence), give that fact's id as replaces_id. Do not "
+    "repeat known facts. Reply with JSON only: "
+    '{"facts": [{"text": "...", "message_ids": [1, 2], "replaces_id": null}]}'
+)
+
+FACTS_USER = "Known facts:\n{known}\n\nConversation:\n{conversation}"

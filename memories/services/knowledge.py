@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
+from pgvector.django import CosineDistance
 
-from memories.models import EndUser, Knowledge
+from memories.llm import get_chat_model, get_embedder
+from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import curated_save
 
-__all__ = ["knowledge_add", "knowledge_delete", "knowledge_update"]
+__all__ = [
+    "knowledge_add",
+    "knowledge_approve",
+    "knowledge_delete",
+    "knowledge_extract",
+    "knowledge_reject",
+    "knowledge_update",
+]
 
 
 def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
@@ -67,3 +78,95 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     knowledge.delete()
     return knowledge_id
+
+
+def knowledge_extract(*, session_id: int) -> list[Knowledge]:
+    """Raise durable facts from a session's user messages into knowledge.
+
+    Facts become candidates (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active
+    at once. A fact within ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active
+    facts or candidates is not added again; a fact that contradicts an active one supersedes it
+    on activation. Safe to run again on the same session.
+
+    Returns:
+        The knowledge rows created.
+
+    Raises:
+        ModelBackendError: the chat or embedding backend failed; nothing is stored.
+    """
+    session = Session.objects.select_related("user").filter(pk=session_id).first()
+    if session is None:
+        return []
+    messages = list(session.messages.filter(role=Role.USER).order_by("created_at", "id"))
+    if not messages:
+        return []
+    live = Knowledge.objects.filter(user=session.user, status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE])
+    known = list(live.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
+    extraction = get_chat_model().extract_facts(
+        messages=[(m.pk, m.embedding_text) for m in messages], known_facts=known
+    )
+    if not extraction.facts:
+        return []
+    embedder = get_embedder()
+    vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors
+    status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
+    created: list[Knowledge] = []
+    with transaction.atomic():
+        for fact, vector in zip(extraction.facts, vectors, strict=True):
+            if _is_duplicate(live, vector) or any(_close(vector, k.embedding) for k in created):
+                continue
+            knowledge = Knowledge.objects.create(
+                user=session.user,
+                content=fact.text,
+                status=status,
+                source_session=session,
+                replaces_id=fact.replaces_id,
+                embedding=vector,
+                embedding_model=embedder.model_name,
+            )
+            knowledge.source_messages.set(fact.message_ids)
+            if status == KnowledgeStatus.ACTIVE:
+                _supersede(knowledge)
+            created.append(knowledge)
+    return created
+
+
+def _is_duplicate(queryset: QuerySet[Knowledge], vector: list[float]) -> bool:
+    return (
+        queryset.filter(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
+        .alias(distance=CosineDistance("embedding", vector))
+        .filter(distance__lt=settings.KNOWLEDGE_DUPLICATE_DISTANCE)
+        .exists()
+    )
+
+
+def _close(a: list[float], b: list[float]) -> bool:
+    return 1 - sum(x * y for x, y in zip(a, b, strict=True)) < settings.KNOWLEDGE_DUPLICATE_DISTANCE
+
+
+def _supersede(knowledge: Knowledge) -> None:
+    """Mark the active fact ``knowledge`` replaces as superseded by it (kept as history)."""
+    if knowledge.replaces_id:
+        Knowledge.objects.filter(pk=knowledge.replaces_id, status=KnowledgeStatus.ACTIVE).update(
+            status=KnowledgeStatus.SUPERSEDED, superseded_by=knowledge
+        )
+
+
+@transaction.atomic
+def knowledge_approve(*, knowledge_ids: list[int]) -> int:
+    """Make these candidates active (each superseding the fact it replaces). Returns how many."""
+    candidates = list(
+        Knowledge.objects.select_for_update().filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
+    )
+    for knowledge in candidates:
+        knowledge.status = KnowledgeStatus.ACTIVE
+        knowledge.save(update_fields=["status", "updated_at"])
+        _supersede(knowledge)
+    return len(candidates)
+
+
+def knowledge_reject(*, knowledge_ids: list[int]) -> int:
+    """Reject these candidates: kept for the record, never searched. Returns how many."""
+    return Knowledge.objects.filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE).update(
+        status=KnowledgeStatus.REJECTED
+    )

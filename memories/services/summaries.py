@@ -72,6 +72,7 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
                 "embedding_model": embedder.model_name,
             },
         )
+        job_enqueue(func="memories.tasks.extract_knowledge", args=(session.pk,))
     return summary
 
 
