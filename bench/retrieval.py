@@ -312,14 +312,6 @@ def _index_user(external_id: str) -> UserIndex:
     )
 
 
-def _candidate_pool(top_k: int) -> int:
-    """Candidates per ranking that ``retrieve_messages`` fuses for ``top_k`` (see its docstring)."""
-    from memories import search
-
-    # Private constants of memories.search; the defaults are their values when this was written.
-    return max(getattr(search, "_MIN_CANDIDATES", 50), getattr(search, "_CANDIDATES_PER_TOP_K", 5) * top_k)
-
-
 @contextmanager
 def _timed(samples: list[float]) -> Iterator[None]:
     started = time.perf_counter()
@@ -344,7 +336,7 @@ def _benchmark(
 
     from memories.importers import locomo_sessions
     from memories.llm import get_embedder
-    from memories.search import retrieve_memory, retrieve_messages
+    from memories.search import candidate_pool, retrieve_memory, retrieve_messages
 
     sessions = [
         s
@@ -361,7 +353,7 @@ def _benchmark(
     # therefore runs once at max(ks) and is cut for smaller k; beyond 10 that is an
     # approximation of running at each k, flagged in the results.
     top = max(ks)
-    prefix_consistent = _candidate_pool(min(ks)) == _candidate_pool(top)
+    prefix_consistent = candidate_pool(min(ks)) == candidate_pool(top)
     if not prefix_consistent:
         print(
             f"note: at top_k={top} retrieve_messages fuses a wider candidate pool than at k={ks[0]}; "
@@ -449,7 +441,7 @@ def _benchmark(
             "chat_backend": settings.CHAT_BACKEND,
             "hnsw_ef_search": settings.HNSW_EF_SEARCH,
             "summary_max_sentences": settings.SUMMARY_MAX_SENTENCES,
-            "candidate_pool": _candidate_pool(top),
+            "candidate_pool": candidate_pool(top),
         },
         "data": {
             "path": str(path.resolve()),

@@ -175,8 +175,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     list_display = ["name", "prefix", "all_users", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["all_users", "revoked_at"]
-    search_fields = ["name", "prefix", "users__external_id"]
-    filter_horizontal = ["users"]
+    search_fields = ["name", "prefix", "user_external_ids"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     ordering = ["-created_at"]
     actions = ["revoke"]

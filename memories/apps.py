@@ -10,6 +10,8 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
+        from memories import checks  # noqa: F401 - registers the system checks
+
         post_migrate.connect(_ensure_schedules, sender=self)
 
 

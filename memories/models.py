@@ -8,6 +8,7 @@ queries), and records in ``embedding_model`` which model produced it.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -268,7 +269,10 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, editable=False)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     all_users = models.BooleanField(default=False, help_text="Trusted backend: may act on every end user.")
-    users = models.ManyToManyField(EndUser, blank=True, related_name="api_keys")
+    # External ids, not foreign keys: a key keeps its scope when a user is forgotten and comes back.
+    user_external_ids = ArrayField(
+        models.CharField(max_length=255), default=list, blank=True, help_text="End user ids, comma-separated."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)

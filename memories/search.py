@@ -26,14 +26,23 @@ from datetime import UTC, date, datetime, time, timedelta, timezone
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.exceptions import ValidationError
-from django.db import connection, models, transaction
+from django.db import DataError, connection, models, transaction
 from pgvector.django import CosineDistance
 
 from memories.llm import Usage, get_chat_model, get_embedder
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Summary
 from memories.selectors import user_ids_for
 
-__all__ = ["Hit", "SearchFilter", "SearchResult", "retrieve_memory", "retrieve_messages", "search_memories"]
+__all__ = [
+    "Hit",
+    "ReembeddingNeeded",
+    "SearchFilter",
+    "SearchResult",
+    "retrieve_memory",
+    "candidate_pool",
+    "retrieve_messages",
+    "search_memories",
+]
 
 STAGE_MEMORY = "memory"
 STAGE_MESSAGES = "messages"
@@ -42,6 +51,16 @@ _CANDIDATES_PER_TOP_K = 5
 _MIN_CANDIDATES = 50
 # Reciprocal rank fusion constant k = 60 (Cormack, Clarke & Buettcher, SIGIR 2009).
 _RRF_K = 60
+
+
+class ReembeddingNeeded(Exception):
+    """Stored vectors were made by another embedding model than the configured one.
+
+    Raised rather than ranking vectors of two models together; ``manage.py reembed`` (or the
+    configuration of the model that made them) fixes it. ``code`` is ``REEMBEDDING_NEEDED``.
+    """
+
+    code = "REEMBEDDING_NEEDED"
 
 
 @dataclass(frozen=True)
@@ -210,7 +229,15 @@ def search_memories(
         stages.append(STAGE_MESSAGES)
         # Messages first: stage 2 runs because stage 1 was not enough.
         hits = (
-            retrieve_messages(user_ids=user_ids, query=query, vector=vector, top_k=top_k, multi_user=multi_user) + hits
+            retrieve_messages(
+                user_ids=user_ids,
+                query=query,
+                vector=vector,
+                top_k=top_k,
+                multi_user=multi_user,
+                search_filter=search_filter,
+            )
+            + hits
         )
         if hits:
             answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector)
@@ -302,7 +329,7 @@ def retrieve_messages(
     ``sum(1 / (60 + rank))`` over the rankings it appears in. A hit's ``score`` stays its
     cosine similarity to the query; its block shows the turns just before and after it.
     """
-    pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_TOP_K * top_k)
+    pool = candidate_pool(top_k)
     owner = models.Q(user_id__in=user_ids) & (search_filter or SearchFilter()).messages()
     by_vector = _nearest(Message.objects.all(), owner, vector, pool, only_ids=True)
     by_text = _full_text(owner, query, pool)
@@ -320,6 +347,11 @@ def retrieve_messages(
     )
     context = _neighbours(best)
     return [_message_hit(rows[pk], multi_user, context.get(pk, ())) for pk in best if pk in rows]
+
+
+def candidate_pool(top_k: int) -> int:
+    """Candidates each message ranking contributes to the fusion for ``top_k`` hits: ``max(50, 5 * top_k)``."""
+    return max(_MIN_CANDIDATES, _CANDIDATES_PER_TOP_K * top_k)
 
 
 def _full_text(owner: models.Q, query: str, limit: int) -> list[int]:
@@ -380,13 +412,34 @@ def _nearest(
     )
     if only_ids:
         queryset = queryset.values_list("pk", flat=True)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, top_k)])
-        rows = list(queryset[:top_k])
-        if len(rows) < top_k:
-            cursor.execute("SET LOCAL enable_indexscan = off")
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, top_k)])
             rows = list(queryset[:top_k])
+            if len(rows) < top_k:
+                cursor.execute("SET LOCAL enable_indexscan = off")
+                rows = list(queryset[:top_k])
+                # SET LOCAL lasts until the outermost transaction ends: undo it for later queries.
+                cursor.execute("SET LOCAL enable_indexscan = on")
+    except DataError as exc:  # pgvector: "different vector dimensions 384 and 1536"
+        raise _reembedding_needed(queryset.model) from exc
+    if len(rows) < top_k and _other_model_vectors(queryset.model, owner):
+        raise _reembedding_needed(queryset.model)
     return rows
+
+
+def _other_model_vectors(model: type[models.Model], owner: models.Q) -> bool:
+    """Whether scoped rows hold vectors of another model (checked only when a ranking comes back short)."""
+    return (
+        model.objects.filter(owner, embedding__isnull=False).exclude(embedding_model=settings.EMBEDDING_MODEL).exists()
+    )
+
+
+def _reembedding_needed(model: type[models.Model]) -> ReembeddingNeeded:
+    return ReembeddingNeeded(
+        f"Stored {model._meta.verbose_name} vectors were made by another embedding model than the configured "
+        f"{settings.EMBEDDING_MODEL!r}: run `manage.py reembed`, or configure the model that made them."
+    )
 
 
 # --- Labelled, timestamped blocks ---------------------------------------------------

@@ -34,9 +34,9 @@ def message_list(
         until: only messages said before this time (exclusive).
     """
     queryset = Message.objects.filter(user__external_id=user_external_id).select_related("session")
-    if session_external_id:
+    if session_external_id is not None:
         queryset = queryset.filter(session__external_id=session_external_id)
-    if channel:
+    if channel is not None:
         queryset = queryset.filter(channel=channel)
     if since is not None:
         queryset = queryset.filter(created_at__gte=since)
@@ -48,7 +48,7 @@ def message_list(
 def summary_list(*, user_external_id: str, session_external_id: str | None = None) -> QuerySet[Summary]:
     """A user's session summaries, ascending by the time they cover."""
     queryset = Summary.objects.filter(user__external_id=user_external_id)
-    if session_external_id:
+    if session_external_id is not None:
         queryset = queryset.filter(session__external_id=session_external_id)
     return queryset.order_by("covers_from", "id")
 

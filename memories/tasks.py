@@ -6,8 +6,13 @@ messages are already stored by then, and the sweep picks up whatever is still mi
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
 from django_q.tasks import async_task
 
+from memories.models import Message
 from memories.services.embeddings import EMBEDDED_MODELS, embeddings_fill, embeddings_pending
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
@@ -36,8 +41,12 @@ def extract_knowledge(session_id: int) -> int:
 def sweep() -> dict[str, int]:
     """Periodic: queue summaries of idle, stale sessions and embeddings a failed task left out."""
     queued = {"summaries": len(summaries_enqueue_stale())}
-    for kind in EMBEDDED_MODELS:
-        ids = list(embeddings_pending(kind=kind).order_by("pk").values_list("pk", flat=True)[:_SWEEP_EMBED_LIMIT])
+    # Rows younger than a task's retry time may still have their own task queued.
+    settled = timezone.now() - timedelta(seconds=settings.Q_CLUSTER["retry"])
+    for kind, model in EMBEDDED_MODELS.items():
+        changed = "received_at" if model is Message else "updated_at"
+        pending = embeddings_pending(kind=kind).filter(**{f"{changed}__lt": settled})
+        ids = list(pending.order_by("pk").values_list("pk", flat=True)[:_SWEEP_EMBED_LIMIT])
         if ids:
             async_task("memories.tasks.embed_rows", kind, ids)
         queued[kind] = len(ids)

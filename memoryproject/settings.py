@@ -78,7 +78,9 @@ else:
     DATABASES = {"default": env.db_url_config(embedded_database_url(data_dir=EMBEDDED_DB_DIR))}
     # pgserver's URL names its socket directory as a query parameter; Django wants HOST.
     DATABASES["default"]["HOST"] = DATABASES["default"].pop("OPTIONS", {}).get("host", "")
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+# 0 under ASGI: Django's docs advise against persistent connections there (each request may
+# run on another thread and leave its connection behind).
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

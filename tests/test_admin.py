@@ -58,7 +58,8 @@ def test_editing_knowledge_re_embeds_it_and_keeps_an_audit_trail(
     alice = EndUser.objects.create(external_id="alice")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
-            reverse("admin:memories_knowledge_add"), {"user": alice.pk, "content": "Alice plays the violin."}
+            reverse("admin:memories_knowledge_add"),
+            {"user": alice.pk, "content": "Alice plays the violin.", "status": "active"},
         )
     assert response.status_code == 302
     knowledge = Knowledge.objects.get()
@@ -67,7 +68,7 @@ def test_editing_knowledge_re_embeds_it_and_keeps_an_audit_trail(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("admin:memories_knowledge_change", args=[knowledge.pk]),
-            {"user": alice.pk, "content": "Alice plays the cello."},
+            {"user": alice.pk, "content": "Alice plays the cello.", "status": "active"},
         )
     assert response.status_code == 302
     knowledge.refresh_from_db()
@@ -86,7 +87,7 @@ def test_editing_knowledge_re_embeds_it_and_keeps_an_audit_trail(
 
 def test_shared_knowledge_is_created_without_a_user(staff, client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        client.post(reverse("admin:memories_knowledge_add"), {"content": "The desk opens at 9."})
+        client.post(reverse("admin:memories_knowledge_add"), {"content": "The desk opens at 9.", "status": "active"})
     knowledge = Knowledge.objects.get()
     assert knowledge.user is None
     assert knowledge.embedding is not None

@@ -147,14 +147,13 @@ def test_messages_not_yet_embedded_are_found_by_their_words(add_messages, search
     ]
 
 
-def test_vectors_of_another_model_are_not_ranked(add_messages, search):
+def test_vectors_of_another_model_are_never_ranked_search_says_so(add_messages, gql):
     add_messages("alice", "s1", [{"role": "user", "content": "My favourite colour is teal."}])
     Message.objects.update(embedding_model="some-older-model")
-    # No word in common: only a vector could find it, and that vector is not comparable.
-    assert search(userId="alice", query="Which hue do I like best?")["hits"] == []
-    # Found by its words, but scored by no vector.
-    hits = search(userId="alice", query="What is my favourite colour?")["hits"]
-    assert [(h["content"], h["score"]) for h in hits] == [("My favourite colour is teal.", None)]
+    body = gql(SEARCH, {"input": {"userId": "alice", "query": "Which hue do I like best?", "searchContent": True}})
+    assert body["data"] is None
+    assert body["errors"][0]["extensions"]["code"] == "REEMBEDDING_NEEDED"
+    assert "manage.py reembed" in body["errors"][0]["message"]
 
 
 def test_unknown_user_gets_no_answer(search):

@@ -7,6 +7,7 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
 - ``ValidationError`` (e.g. a page size over the limit): ``BAD_USER_INPUT``, naming the field;
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
 - ``ModelBackendError``: its own code (``MODEL_BACKEND_UNAVAILABLE``, ...);
+- ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
 
 GraphQL syntax and schema-validation errors pass through unchanged.
@@ -21,6 +22,7 @@ from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from memories.llm import ModelBackendError
+from memories.search import ReembeddingNeeded
 
 __all__ = ["StableErrors"]
 
@@ -39,7 +41,7 @@ class StableErrors(MaskErrors):
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         original = error.original_error
-        if isinstance(original, ModelBackendError):
+        if isinstance(original, ModelBackendError | ReembeddingNeeded):
             message, code = str(original), original.code
         elif isinstance(original, PermissionDenied):
             message, code = str(original) or "Not allowed.", "FORBIDDEN"

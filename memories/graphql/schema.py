@@ -52,8 +52,12 @@ __all__ = ["schema"]
 DEFAULT_PAGE_SIZE = 100
 
 
-def _page(queryset, node_type: type, *, limit: int, offset: int) -> Page:  # noqa: ANN001
-    """A ``Page`` of ``queryset``; out-of-range ``limit``/``offset`` are refused, not clamped."""
+def _page(queryset, node_type: type, *, limit: int | None, offset: int) -> Page:  # noqa: ANN001
+    """A ``Page`` of ``queryset``; out-of-range ``limit``/``offset`` are refused, not clamped.
+
+    Without a ``limit``, pages hold ``DEFAULT_PAGE_SIZE`` rows (at most ``MAX_PAGE_SIZE``).
+    """
+    limit = min(DEFAULT_PAGE_SIZE, settings.MAX_PAGE_SIZE) if limit is None else limit
     errors: dict[str, list[str]] = {}
     if not 1 <= limit <= settings.MAX_PAGE_SIZE:
         errors["limit"] = [f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]
@@ -83,7 +87,7 @@ class Query:
         channel: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
-        limit: int = DEFAULT_PAGE_SIZE,
+        limit: int | None = None,
         offset: int = 0,
     ) -> Page[MessageType]:
         queryset = selectors.message_list(
@@ -92,12 +96,12 @@ class Query:
         return _page(queryset, MessageType, limit=limit, offset=offset)
 
     @strawberry.field(description="A user's sessions, oldest first, with whether each is summarised.")
-    def sessions(self, user_id: str, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0) -> Page[SessionType]:
+    def sessions(self, user_id: str, limit: int | None = None, offset: int = 0) -> Page[SessionType]:
         return _page(selectors.session_list(user_external_id=user_id), SessionType, limit=limit, offset=offset)
 
     @strawberry.field(description="A user's session summaries, ascending by the time they cover.")
     def summaries(
-        self, user_id: str, session_id: str | None = None, limit: int = DEFAULT_PAGE_SIZE, offset: int = 0
+        self, user_id: str, session_id: str | None = None, limit: int | None = None, offset: int = 0
     ) -> Page[SummaryType]:
         queryset = selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
         return _page(queryset, SummaryType, limit=limit, offset=offset)
@@ -111,7 +115,7 @@ class Query:
         user_id: str | None = None,
         shared: bool = False,
         status: KnowledgeStatusEnum = KnowledgeStatusEnum.ACTIVE,
-        limit: int = DEFAULT_PAGE_SIZE,
+        limit: int | None = None,
         offset: int = 0,
     ) -> Page[KnowledgeType]:
         queryset = selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id, status=status.value)
@@ -124,7 +128,7 @@ class Query:
         diary_date: date | None = None,
         since: date | None = None,
         until: date | None = None,
-        limit: int = DEFAULT_PAGE_SIZE,
+        limit: int | None = None,
         offset: int = 0,
     ) -> Page[DiaryType]:
         queryset = selectors.diary_list(user_external_id=user_id, diary_date=diary_date, since=since, until=until)

@@ -15,6 +15,7 @@ import strawberry_django
 from django.db.models import QuerySet
 from strawberry.scalars import JSON
 from strawberry.types import Info
+from strawberry_django.optimizer import optimize
 
 from memories import models
 from memories.graphql.permissions import ScopedType
@@ -190,7 +191,7 @@ class Page(Generic[T]):
     def _rows(self, info: Info) -> list:
         # One query for the page and one more row, to tell whether another page follows.
         if not hasattr(self, "_cache"):
-            scoped = self.node_type.get_queryset(self.queryset, info)
+            scoped = optimize(self.node_type.get_queryset(self.queryset, info), info)
             self._cache = list(scoped[self.offset : self.offset + self.limit + 1])
         return self._cache
 

@@ -58,7 +58,11 @@ def _embedder(backend, model, dimensions, request_dimensions, batch_size, client
     if backend == "local":
         from memories.llm.local import LocalEmbedder
 
-        embedder = LocalEmbedder(model_name=model, batch_size=batch_size)
+        if model != LocalEmbedder.model_name:
+            raise ImproperlyConfigured(
+                f"The local backend has one model, {LocalEmbedder.model_name!r}; EMBEDDING_MODEL is {model!r}."
+            )
+        embedder = LocalEmbedder(batch_size=batch_size)
         if dimensions != embedder.dimensions:
             raise ImproperlyConfigured(
                 f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."

@@ -27,10 +27,10 @@ class LocalEmbedder:
     The model is loaded on first use (about 2 s, 90 MB), once per process.
     """
 
+    model_name = "all-MiniLM-L6-v2"
     dimensions = 384
 
-    def __init__(self, *, model_name: str = "all-MiniLM-L6-v2", batch_size: int = 64) -> None:
-        self.model_name = model_name
+    def __init__(self, *, batch_size: int = 64) -> None:
         self.batch_size = batch_size
         self._model = None
 

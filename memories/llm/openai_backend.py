@@ -7,6 +7,7 @@ Embeddings are requested in batches; results are put back in input order by ``in
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -18,6 +19,7 @@ from memories.llm.base import Answer, Completion, EmbeddingBatch, Fact, FactExtr
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class _Client:
@@ -45,7 +47,12 @@ class _Client:
         except openai.APIConnectionError as exc:
             raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "The model backend is unreachable.") from exc
         except openai.APIError as exc:
-            raise ModelBackendError("MODEL_BACKEND_ERROR", f"The model backend refused the request: {exc}") from exc
+            # The provider's text may name keys or gateway internals: log it, do not pass it on.
+            logger.warning("model backend refused a request: %s", exc)
+            status = getattr(exc, "status_code", None)
+            raise ModelBackendError(
+                "MODEL_BACKEND_ERROR", f"The model backend refused the request (HTTP {status or 'error'})."
+            ) from exc
 
 
 class OpenAIEmbedder(_Client):

@@ -6,13 +6,11 @@ import hashlib
 import secrets
 from datetime import timedelta
 
-from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q, Value
 from django.utils import timezone
 
-from memories.models import ApiKey, EndUser
+from memories.models import ApiKey
 
 __all__ = ["api_key_assign_secret", "api_key_authenticate", "api_key_create", "api_key_hash", "api_key_revoke"]
 
@@ -42,7 +40,7 @@ def api_key_create(
 
     Args:
         name: what the key is for (e.g. ``"slack-bot"``).
-        user_external_ids: the end users the key may act on (created if new).
+        user_external_ids: the end users the key may act on (they need not exist yet).
         all_users: a trusted backend's key, allowed to act on every end user.
 
     Raises:
@@ -53,25 +51,17 @@ def api_key_create(
         raise ValidationError({"name": ["Give the key a name."]})
     if not user_external_ids and not all_users:
         raise ValidationError({"users": ["Scope the key to at least one end user, or to all users."]})
-    key = ApiKey(name=name, all_users=all_users)
+    key = ApiKey(name=name, all_users=all_users, user_external_ids=sorted(set(user_external_ids)))
     raw_key = api_key_assign_secret(key=key)
     key.save()
-    key.users.set([EndUser.objects.get_or_create(external_id=u)[0] for u in user_external_ids])
     return key, raw_key
 
 
 def api_key_authenticate(*, raw_key: str) -> ApiKey | None:
-    """The active key with this secret, or ``None``; one query. Records when it was last used.
-
-    The key comes with ``user_external_ids``: the external ids of the end users it covers.
-    """
+    """The active key with this secret, or ``None``; one query. Records when it was last used."""
     if not raw_key.startswith(_KEY_PREFIX):
         return None
-    key = (
-        ApiKey.objects.filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True)
-        .annotate(user_external_ids=ArrayAgg("users__external_id", filter=Q(users__isnull=False), default=Value([])))
-        .first()
-    )
+    key = ApiKey.objects.filter(key_hash=api_key_hash(raw_key), revoked_at__isnull=True).first()
     if key is not None:
         now = timezone.now()
         if key.last_used_at is None or now - key.last_used_at > _TOUCH_EVERY:

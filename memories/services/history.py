@@ -29,21 +29,29 @@ def history_delete(
 ) -> HistoryDeleted:
     """Delete a user's messages (all, one session's, or one channel's).
 
-    The summaries of every session that lost messages are deleted in the same transaction,
-    so deleted words cannot come back through search; a session that still has messages is
-    queued to be summarised again. A session left empty is deleted.
+    The summaries of every session that lost messages, and the knowledge raised from those
+    messages, are deleted in the same transaction, so deleted words cannot come back through
+    search; a session that still has messages is queued to be summarised again. A session left
+    empty is deleted.
 
     Args:
         user_external_id: required: a delete is always scoped to one end user.
-        session_external_id: only this session.
-        channel: only messages of this channel.
+        session_external_id: only this session (``None``: every session; ``""`` matches none).
+        channel: only messages of this channel (``None``: every channel; ``""``: messages without one).
     """
     messages = Message.objects.filter(user__external_id=user_external_id)
-    if session_external_id:
+    if session_external_id is not None:
         messages = messages.filter(session__external_id=session_external_id)
-    if channel:
+    if channel is not None:
         messages = messages.filter(channel=channel)
     session_ids = set(messages.values_list("session_id", flat=True).distinct())
+    # Lock the sessions first so a summary being written concurrently sees the delete (summary_create).
+    list(Session.objects.select_for_update().filter(pk__in=session_ids).values_list("pk", flat=True))
+    # Facts raised from these messages would bring the deleted words back: they go too.
+    raised = Knowledge.objects.filter(source_messages__in=messages.values("pk")).values_list("pk", flat=True)
+    raised_ids = list(raised.distinct())
+    Knowledge.history.filter(id__in=raised_ids).delete()
+    Knowledge.objects.filter(pk__in=raised_ids).delete()
     _, deleted = messages.delete()
     message_count = deleted.get(Message._meta.label, 0)
     summaries, _ = Summary.objects.filter(session_id__in=session_ids).delete()
@@ -85,6 +93,7 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     user = EndUser.objects.filter(external_id=user_external_id).first()
     if user is None:
         return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)
+    Knowledge.history.filter(user_id=user.pk).delete()  # the audit trail keeps old texts: forget them too
     _, per_model = user.delete()
     return UserForgotten(
         messages=per_model.get(Message._meta.label, 0),

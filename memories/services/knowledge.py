@@ -29,9 +29,12 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
         Knowledge.DoesNotExist: no such entry for that owner.
     """
     queryset = Knowledge.objects.select_for_update()
-    if user_external_id is None:
-        return queryset.get(pk=knowledge_id, user__isnull=True)
-    return queryset.get(pk=knowledge_id, user__external_id=user_external_id)
+    owner = {"user__isnull": True} if user_external_id is None else {"user__external_id": user_external_id}
+    knowledge = queryset.filter(pk=knowledge_id, **owner).first()
+    if knowledge is None:
+        what = "shared knowledge" if user_external_id is None else f"knowledge of user {user_external_id!r}"
+        raise Knowledge.DoesNotExist(f"No {what} with id {knowledge_id}.")
+    return knowledge
 
 
 def _clean_content(content: str) -> str:

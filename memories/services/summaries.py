@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -58,6 +58,12 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     embedder = get_embedder()
     vector = embedder.embed([completion.text]).vectors[0]
     with transaction.atomic():
+        # Messages may have been deleted or added while the model was writing: if so, write
+        # nothing (a delete or a new message queues its own summary).
+        Session.objects.select_for_update().filter(pk=session.pk).first()
+        current = session.messages.aggregate(count=Count("id"), newest=Max("id"))
+        if (current["count"], current["newest"]) != (len(messages), watermark.pk):
+            return Summary.objects.filter(session=session).first()
         summary, _ = Summary.objects.update_or_create(
             session=session,
             defaults={
@@ -127,7 +133,7 @@ def summaries_request(
     sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
     if not overwrite:
         sessions = sessions.filter(pk__in=_stale_sessions().values("pk"))
-    if session_external_id:
+    if session_external_id is not None:
         sessions = sessions.filter(external_id=session_external_id)
     queued = list(sessions.order_by("first_message_at").values_list("pk", "external_id"))
     for pk, _ in queued:
@@ -146,7 +152,7 @@ def summaries_regenerate(*, summary_ids: list[int]) -> list[int]:
 def summaries_delete(*, user_external_id: str, session_external_id: str | None = None) -> int:
     """Delete a user's summaries (all, or one session's). Returns how many."""
     summaries = Summary.objects.filter(user__external_id=user_external_id)
-    if session_external_id:
+    if session_external_id is not None:
         summaries = summaries.filter(session__external_id=session_external_id)
     deleted, _ = summaries.delete()
     return deleted

@@ -1,0 +1,57 @@
+"""System checks (``manage.py check``): stored vectors that do not match the configured model."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Warning, register
+from django.db import DatabaseError
+
+from memories.services.embeddings import EMBEDDED_MODELS
+from memories.services.reembed import reembed_column_dimensions
+
+__all__ = ["check_embeddings"]
+
+_FIX = (
+    "Run `manage.py reembed` to re-embed everything with the configured model, or configure the "
+    "model that made the stored vectors (EMBEDDING_BACKEND, EMBEDDING_MODEL, EMBEDDING_DIMENSIONS)."
+)
+
+
+@register("memories")
+def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warning]:
+    """Warn when a vector column's size or the stored vectors' model differ from the configuration.
+
+    Looks at each table once (``LIMIT 1``); skipped silently when the database is not reachable
+    or not migrated yet.
+    """
+    warnings: list[Warning] = []
+    try:
+        for kind, model in EMBEDDED_MODELS.items():
+            dimensions = reembed_column_dimensions(kind=kind)
+            if dimensions is not None and dimensions != settings.EMBEDDING_DIMENSIONS:
+                warnings.append(
+                    Warning(
+                        f"{model._meta.verbose_name} vectors have {dimensions} dimensions; "
+                        f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}.",
+                        hint=_FIX,
+                        id="memories.W001",
+                    )
+                )
+            other = (
+                model.objects.filter(embedding__isnull=False)
+                .exclude(embedding_model=settings.EMBEDDING_MODEL)
+                .values_list("embedding_model", flat=True)
+                .first()
+            )
+            if other is not None:
+                warnings.append(
+                    Warning(
+                        f"Some {model._meta.verbose_name} vectors were made by {other!r}, not the configured "
+                        f"{settings.EMBEDDING_MODEL!r}; search leaves them out.",
+                        hint=_FIX,
+                        id="memories.W002",
+                    )
+                )
+    except DatabaseError:
+        return []
+    return warnings

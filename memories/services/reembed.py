@@ -1,0 +1,188 @@
+"""Re-embedding every vector with another model, possibly of another dimension, without downtime.
+
+How it works, per kind (messages, summaries, knowledge, diaries):
+
+1. ``reembed_prepare``: add shadow columns ``embedding_next vector(D)`` (D: the new model's
+   dimension), ``embedding_model_next`` and ``embedding_next_at`` (the ``updated_at`` of the
+   text that was embedded) to the table.
+2. ``reembed_batch``: embed the next rows that have no shadow vector (or whose text changed
+   since theirs was made) and write them to the shadow columns, one committed batch at a
+   time, so an interrupted run continues where it stopped. Search meanwhile keeps using the
+   ``embedding`` column and its model: no ranking ever mixes two models.
+3. ``reembed_switch``, once every kind is complete: build the HNSW index on each shadow
+   column, then in one transaction (tables locked briefly) embed anything that arrived in the
+   meantime, drop the old columns and index, and rename the shadow ones into place.
+
+After the switch, the service must run with the new ``EMBEDDING_MODEL`` /
+``EMBEDDING_DIMENSIONS``; until then search says re-embedding is needed instead of mixing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.db import connection, transaction
+from django.db.models import Model
+
+from memories.llm import Embedder
+from memories.services.embeddings import EMBEDDED_MODELS
+
+__all__ = [
+    "reembed_batch",
+    "reembed_column_dimensions",
+    "reembed_pending",
+    "reembed_prepare",
+    "reembed_status",
+    "reembed_switch",
+]
+
+_INDEX_NAMES = {
+    "message": "message_embedding_hnsw",
+    "summary": "summary_embedding_hnsw",
+    "knowledge": "knowledge_embedding_hnsw",
+    "diary": "diary_embedding_hnsw",
+}
+
+
+def _table(kind: str) -> str:
+    return EMBEDDED_MODELS[kind]._meta.db_table
+
+
+def _editable(kind: str) -> bool:
+    """Rows of this kind can change after they are embedded (they carry ``updated_at``)."""
+    return kind != "message"
+
+
+def reembed_column_dimensions(*, kind: str, column: str = "embedding") -> int | None:
+    """The dimension of a vector column as declared in PostgreSQL, or ``None`` if it does not exist."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = %s::regclass AND attname = %s AND NOT attisdropped",
+            [_table(kind), column],
+        )
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def reembed_prepare(*, kind: str, dimensions: int) -> None:
+    """Add the shadow columns for ``dimensions``-long vectors (replacing shadow columns of another size)."""
+    table = connection.ops.quote_name(_table(kind))
+    with transaction.atomic(), connection.cursor() as cursor:
+        _check_deferred_constraints(cursor)
+        existing = reembed_column_dimensions(kind=kind, column="embedding_next")
+        if existing is not None and existing != dimensions:
+            cursor.execute(
+                f"ALTER TABLE {table} DROP COLUMN embedding_next, DROP COLUMN embedding_model_next, "
+                "DROP COLUMN embedding_next_at"
+            )
+        cursor.execute(
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS embedding_next vector({int(dimensions)}), "
+            "ADD COLUMN IF NOT EXISTS embedding_model_next varchar(200) NOT NULL DEFAULT '', "
+            "ADD COLUMN IF NOT EXISTS embedding_next_at timestamptz"
+        )
+
+
+def _pending_condition(kind: str, model_name: str) -> tuple[str, list[object]]:
+    condition = "(embedding_next IS NULL OR embedding_model_next <> %s"
+    if _editable(kind):  # the text changed since its shadow vector was made
+        condition += " OR embedding_next_at IS DISTINCT FROM updated_at"
+    return condition + ")", [model_name]
+
+
+def reembed_pending(*, kind: str, model_name: str) -> int:
+    """Rows of ``kind`` still lacking a current shadow vector from ``model_name`` (after ``reembed_prepare``)."""
+    condition, params = _pending_condition(kind, model_name)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(_table(kind))} WHERE {condition}", params)
+        return cursor.fetchone()[0]
+
+
+def reembed_batch(*, kind: str, embedder: Embedder, batch_size: int) -> int:
+    """Embed the next ``batch_size`` pending rows into the shadow columns, in one transaction.
+
+    Returns:
+        How many rows were embedded (0 when none is pending).
+
+    Raises:
+        ModelBackendError: the embedding backend failed; the batch is not written.
+    """
+    model: type[Model] = EMBEDDED_MODELS[kind]
+    table = connection.ops.quote_name(_table(kind))
+    condition, params = _pending_condition(kind, embedder.model_name)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id FROM {table} WHERE {condition} ORDER BY id LIMIT %s", [*params, batch_size])
+        ids = [row[0] for row in cursor.fetchall()]
+    if not ids:
+        return 0
+    rows = list(model.objects.filter(pk__in=ids).order_by("pk"))
+    vectors = embedder.embed([row.embedding_text for row in rows]).vectors
+    with transaction.atomic(), connection.cursor() as cursor:
+        # embedding_next_at records the row's own updated_at (not a clock reading), so a later
+        # edit makes it pending again whatever the clocks of app and database say.
+        cursor.executemany(
+            f"UPDATE {table} SET embedding_next = %s::vector, embedding_model_next = %s, embedding_next_at = %s "
+            "WHERE id = %s",
+            [
+                (_literal(v), embedder.model_name, getattr(row, "updated_at", None), row.pk)
+                for row, v in zip(rows, vectors, strict=True)
+            ],
+        )
+    return len(rows)
+
+
+def _check_deferred_constraints(cursor) -> None:  # noqa: ANN001
+    # ALTER TABLE refuses to run while deferred foreign-key checks of the same transaction are
+    # pending (Django's FKs are DEFERRABLE INITIALLY DEFERRED): run them now.
+    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def _literal(vector: list[float]) -> str:
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+def reembed_status(*, model_name: str) -> dict[str, int | None]:
+    """Per kind: rows still pending for ``model_name`` (``None`` where not prepared)."""
+    return {
+        kind: reembed_pending(kind=kind, model_name=model_name)
+        if reembed_column_dimensions(kind=kind, column="embedding_next") is not None
+        else None
+        for kind in EMBEDDED_MODELS
+    }
+
+
+def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[str], None] = lambda _: None) -> None:
+    """Put the shadow vectors in place of the old ones, for every kind at once.
+
+    Raises:
+        RuntimeError: a kind is not prepared for this model.
+    """
+    status = reembed_status(model_name=embedder.model_name)
+    if any(pending is None for pending in status.values()):
+        raise RuntimeError(f"Not every kind is prepared: {status}")
+    concurrently = "" if connection.in_atomic_block else "CONCURRENTLY "
+    for kind in EMBEDDED_MODELS:
+        progress(f"building the HNSW index of {kind}")
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP INDEX {concurrently}IF EXISTS {_INDEX_NAMES[kind]}_next")
+            cursor.execute(
+                f"CREATE INDEX {concurrently}{_INDEX_NAMES[kind]}_next ON {connection.ops.quote_name(_table(kind))} "
+                "USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+            )
+    progress("switching columns")
+    with transaction.atomic(), connection.cursor() as cursor:
+        tables = ", ".join(connection.ops.quote_name(_table(kind)) for kind in EMBEDDED_MODELS)
+        cursor.execute(f"LOCK TABLE {tables} IN SHARE ROW EXCLUSIVE MODE")
+        _check_deferred_constraints(cursor)
+        for kind in EMBEDDED_MODELS:  # rows that arrived or changed since the last batch
+            while reembed_batch(kind=kind, embedder=embedder, batch_size=batch_size):
+                pass
+        for kind in EMBEDDED_MODELS:
+            table = connection.ops.quote_name(_table(kind))
+            index = _INDEX_NAMES[kind]
+            cursor.execute(f"DROP INDEX IF EXISTS {index}")
+            cursor.execute(
+                f"ALTER TABLE {table} DROP COLUMN embedding, DROP COLUMN embedding_model, DROP COLUMN embedding_next_at"
+            )
+            cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_next TO embedding")
+            cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_model_next TO embedding_model")
+            cursor.execute(f"ALTER INDEX {index}_next RENAME TO {index}")
