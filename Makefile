@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run worker test lint bench
+.PHONY: install browser run worker test lint bench
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,11 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
+# The admin browser test (tests/test_admin_browser.py) drives Debian's chromium + chromedriver.
+browser:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
 run: install
 	$(PY) manage.py serve
 
@@ -21,7 +26,7 @@ worker: install
 	$(PY) manage.py qcluster
 
 # pytest exits 5 when it collects no tests: that is a failure, not a pass.
-test: install
+test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 

@@ -18,6 +18,10 @@ from memories.services.curation import curated_save
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 from memories.services.summaries import summaries_regenerate
 
+admin.site.site_header = "Memory service"
+admin.site.site_title = "Memory service admin"
+admin.site.index_title = "Curation"
+
 
 class EmbeddingStatusMixin:
     """A list column telling whether a row's vector matches its text and the configured model."""
@@ -127,12 +131,22 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     search_fields = ["content", "user__external_id"]
     list_select_related = ["user", "source_session"]
     autocomplete_fields = ["user"]
-    raw_id_fields = ["source_messages"]
-    readonly_fields = ["source_session", "replaces", "superseded_by"]
+    readonly_fields = ["source_session", "source_excerpt", "replaces", "superseded_by"]
+    exclude = ["source_messages"]
     ordering = ["-updated_at"]
     date_hierarchy = "updated_at"
     history_list_display = ["content", "status"]
     actions = ["approve", "reject"]
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):  # noqa: ANN201
+        awaiting = Knowledge.objects.filter(status=KnowledgeStatus.CANDIDATE).count()
+        return super().changelist_view(request, {**(extra_context or {}), "candidates_awaiting": awaiting})
+
+    @admin.display(description="said in")
+    def source_excerpt(self, obj: Knowledge) -> str:
+        """The messages a fact was raised from, for the reviewer."""
+        lines = [f"{m.created_at:%Y-%m-%d %H:%M} {m.speaker}: {m.content}" for m in obj.source_messages.all()[:10]]
+        return "\n".join(lines) or "-"
 
     def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
         # Approving one candidate by setting its status goes through the same path as the action.

@@ -101,9 +101,15 @@ def test_staff_approve_candidates_in_bulk_in_the_admin(add_messages, client, dja
     _session_with(add_messages, "s2", "Hi.")
     client.force_login(User.objects.create_superuser("curator", "c@example.com", "pw"))
     ids = list(Knowledge.objects.values_list("pk", flat=True))
+    overview = " ".join(client.get(reverse("admin:memories_knowledge_changelist")).content.decode().split())
+    assert "2 facts raised from conversations await review" in overview
     listing = client.get(reverse("admin:memories_knowledge_changelist"), {"status__exact": "candidate"})
     assert listing.status_code == 200
     assert "My favourite colour is teal." in listing.content.decode()
+    peanuts = Knowledge.objects.get(content__contains="peanuts")
+    page = client.get(reverse("admin:memories_knowledge_change", args=[peanuts.pk])).content.decode()
+    # The message it was raised from, with its time, for the reviewer.
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d Aiko: I&#x27;m allergic to peanuts\.", page)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(reverse("admin:memories_knowledge_changelist"), {"action": "approve", "_selected_action": ids})
     assert set(Knowledge.objects.values_list("status", flat=True)) == {KnowledgeStatus.ACTIVE}
