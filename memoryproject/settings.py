@@ -130,6 +130,8 @@ CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 SUMMARY_IDLE_MINUTES = env.int("SUMMARY_IDLE_MINUTES", default=30)
 SUMMARY_SWEEP_MINUTES = env.int("SUMMARY_SWEEP_MINUTES", default=5)
 SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
+# A summary reads at most this many characters of a session (its newest), plus its previous summary.
+SUMMARY_MAX_INPUT_CHARS = env.int("SUMMARY_MAX_INPUT_CHARS", default=24000)
 SEARCH_DEFAULT_TOP_K = env.int("SEARCH_DEFAULT_TOP_K", default=5)
 SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)

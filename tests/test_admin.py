@@ -117,3 +117,37 @@ def test_editing_a_diary_re_embeds_it(staff, client, django_capture_on_commit_ca
     diary.refresh_from_db()
     assert diary.content == "Hiked Mount Rokko."
     assert diary.embedding is not None
+
+
+def test_change_forms_save_for_every_editable_model(staff, memory, client, django_capture_on_commit_callbacks):
+    alice = EndUser.objects.get(external_id="alice")
+    with django_capture_on_commit_callbacks(execute=True):
+        knowledge = Knowledge.objects.create(user=alice, content="Likes jazz.")
+        diary = Diary.objects.create(user=alice, diary_date="2024-05-01", content="Rain.")
+    forms = {
+        reverse("admin:memories_enduser_change", args=[alice.pk]): {"external_id": "alice"},
+        reverse("admin:memories_knowledge_change", args=[knowledge.pk]): {
+            "user": alice.pk,
+            "content": "Likes jazz and blues.",
+            "status": "active",
+        },
+        reverse("admin:memories_diary_change", args=[diary.pk]): {
+            "user": alice.pk,
+            "diary_date": "2024-05-01",
+            "content": "Rain, then sun.",
+            "metadata": "{}",
+        },
+        reverse("admin:memories_apikey_add"): {"name": "slack-bot", "user_external_ids": "alice,bob"},
+    }
+    for url, data in forms.items():
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(url, data, follow=True)
+        assert response.status_code == 200
+        assert "was added successfully" in response.content.decode() or "was changed successfully" in (
+            response.content.decode()
+        ), url
+    key = ApiKey.objects.get(name="slack-bot")
+    assert key.user_external_ids == ["alice", "bob"]
+    assert "New API key (shown only now" in response.content.decode()
+    assert Knowledge.objects.get(pk=knowledge.pk).content == "Likes jazz and blues."
+    assert Diary.objects.get(pk=diary.pk).content == "Rain, then sun."

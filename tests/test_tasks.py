@@ -11,6 +11,7 @@ from memories import tasks
 from memories.llm import ModelBackendError
 from memories.models import Message, Summary
 from memories.services import embeddings as embeddings_service
+from memories.services import summaries as summaries_service
 from memories.services.schedules import SWEEP_NAME
 from tests.conftest import ADD_MESSAGES
 
@@ -142,3 +143,29 @@ def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, mo
     Message.objects.update(embedding=None)
     assert tasks.embed_rows("message", ids) == 5
     assert calls == [2, 2, 1]
+
+
+def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_summary(
+    add_messages, settings, monkeypatch
+):
+    add_messages("alice", "s1", [{"role": "user", "content": "I adopted a grey cat called Miso last year."}])
+    session_id = Message.objects.get().session_id
+    tasks.summarize_session(session_id)
+    settings.SUMMARY_MAX_INPUT_CHARS = 300
+    add_messages("alice", "s1", _texts(20, "later"))
+    seen: list[list[str]] = []
+    real = summaries_service.get_chat_model()
+
+    class Recording:
+        mode = real.mode
+
+        def summarize(self, *, lines, max_sentences):
+            seen.append(list(lines))
+            return real.summarize(lines=lines, max_sentences=max_sentences)
+
+    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    tasks.summarize_session(session_id)
+    (lines,) = seen
+    assert lines[0].startswith("Summary of the earlier conversation: user: I adopted a grey cat called Miso")
+    assert sum(len(line) for line in lines[1:]) <= 300
+    assert lines[-1] == "user: later sentence number 19 about hiking in the Alps."

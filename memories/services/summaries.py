@@ -53,7 +53,7 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     if existing is not None and existing.last_message_id == watermark.pk and not force:
         return existing
     completion = get_chat_model().summarize(
-        lines=[m.embedding_text for m in messages], max_sentences=settings.SUMMARY_MAX_SENTENCES
+        lines=_summary_input(messages, previous=existing), max_sentences=settings.SUMMARY_MAX_SENTENCES
     )
     embedder = get_embedder()
     vector = embedder.embed([completion.text]).vectors[0]
@@ -80,6 +80,26 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
         )
         job_enqueue(func="memories.tasks.extract_knowledge", args=(session.pk,))
     return summary
+
+
+def _summary_input(messages: list, *, previous: Summary | None) -> list[str]:
+    """The conversation lines to summarise, at most ``SUMMARY_MAX_INPUT_CHARS`` characters.
+
+    A long session keeps its newest lines; what is cut is represented by the previous summary
+    (when there is one), so summaries stay bounded in cost and never exceed a model's context.
+    """
+    lines = [m.embedding_text for m in messages]
+    budget = settings.SUMMARY_MAX_INPUT_CHARS
+    if sum(len(line) for line in lines) <= budget:
+        return lines
+    kept: list[str] = []
+    for line in reversed(lines):
+        if budget - len(line) < 0:
+            break
+        kept.append(line)
+        budget -= len(line)
+    earlier = [f"Summary of the earlier conversation: {previous.content}"] if previous is not None else []
+    return earlier + kept[::-1]
 
 
 def summaries_enqueue_stale(*, idle_minutes: int | None = None, limit: int = 500) -> list[int]:
