@@ -21,6 +21,7 @@ from memories.services.summaries import summaries_regenerate
 admin.site.site_header = "Memory service"
 admin.site.site_title = "Memory service admin"
 admin.site.index_title = "Curation"
+admin.site.site_url = "/graphql/"  # "View site": the service has no other page
 
 
 class EmbeddingStatusMixin:
@@ -124,8 +125,7 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     list_display = ["content", "user", "status", "source_session", "updated_at", "embedding_current"]
     list_filter = [
         "status",
-        ("user", admin.RelatedOnlyFieldListFilter),
-        ("user", admin.EmptyFieldListFilter),
+        ("user", admin.RelatedOnlyFieldListFilter),  # includes "-": shared knowledge (no user)
         "updated_at",
     ]
     search_fields = ["content", "user__external_id"]
