@@ -17,12 +17,19 @@ _FIX = (
 )
 
 
+def _end_models(model) -> list[str]:  # noqa: ANN001
+    embedded = model.objects.filter(embedding__isnull=False).values_list("embedding_model", flat=True)
+    return [m for m in (embedded.order_by("pk").first(), embedded.order_by("-pk").first()) if m is not None]
+
+
 @register("memories")
 def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warning]:
     """Warn when a vector column's size or the stored vectors' model differ from the configuration.
 
-    Looks at each table once (``LIMIT 1``); skipped silently when the database is not reachable
-    or not migrated yet.
+    Runs with every management command, so it stays cheap: the column size comes from the
+    catalog, and the model from the oldest and newest embedded rows of each table (two index
+    scans; a model change shows at both ends). Skipped silently when the database is not
+    reachable or not migrated yet.
     """
     warnings: list[Warning] = []
     try:
@@ -37,12 +44,7 @@ def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warni
                         id="memories.W001",
                     )
                 )
-            other = (
-                model.objects.filter(embedding__isnull=False)
-                .exclude(embedding_model=settings.EMBEDDING_MODEL)
-                .values_list("embedding_model", flat=True)
-                .first()
-            )
+            other = next((m for m in _end_models(model) if m != settings.EMBEDDING_MODEL), None)
             if other is not None:
                 warnings.append(
                     Warning(
