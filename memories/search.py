@@ -9,8 +9,9 @@ Top to bottom:
 4. Stage 2 (``messages``): when stage 1 found nothing, or ``search_content`` is set and the
    answer model says the data is insufficient, hybrid retrieval over the raw messages (so a
    session with no summary yet is still found): the nearest messages by vector and the best
-   by PostgreSQL full-text rank, fused by reciprocal rank; each hit is shown with the turns
-   just before and after it. Then answer again from both stages.
+   by PostgreSQL full-text rank, fused by reciprocal rank and smoothed over neighbouring
+   turns; each hit is shown with the turns just before and after it. Then answer again from
+   both stages.
 5. Return the answer, its mode, the retrieved data as labelled, timestamped blocks, the hits
    and token usage.
 
@@ -49,8 +50,13 @@ STAGE_MESSAGES = "messages"
 # Candidates each retriever contributes to the fusion, as a multiple of top_k (at least 50).
 _CANDIDATES_PER_TOP_K = 5
 _MIN_CANDIDATES = 50
-# Reciprocal rank fusion constant k = 60 (Cormack, Clarke & Buettcher, SIGIR 2009).
-_RRF_K = 60
+# Reciprocal rank fusion (Cormack, Clarke & Buettcher, SIGIR 2009) with k = 10 rather than
+# their 60: with two rankings, the top ranks should weigh more (measured: README, Benchmarks).
+_RRF_K = 10
+# A message gains this share of its neighbouring turns' fused scores.
+_NEIGHBOUR_WEIGHT = 0.3
+# Query words found in more than this share of the scoped messages are left out of full text.
+_COMMON_WORD_SHARE = 0.1
 
 
 class ReembeddingNeeded(Exception):
@@ -323,11 +329,17 @@ def retrieve_messages(
     multi_user: bool = False,
     search_filter: SearchFilter | None = None,
 ) -> list[Hit]:
-    """Stage 2: the ``top_k`` messages by reciprocal-rank fusion of vector and full-text rankings.
+    """Stage 2: the ``top_k`` messages by fused vector and full-text rankings, with their neighbours.
 
-    Each ranking contributes its best ``max(50, 5 * top_k)`` candidates; a message scores
-    ``sum(1 / (60 + rank))`` over the rankings it appears in. A hit's ``score`` stays its
-    cosine similarity to the query; its block shows the turns just before and after it.
+    1. Each ranking (cosine over embeddings; ``ts_rank`` over the full-text column) contributes
+       its best ``candidate_pool(top_k)`` messages; a message scores ``sum(1 / (k + rank))``
+       over the rankings it appears in (reciprocal rank fusion, k = 10).
+    2. A message also gains ``0.3`` times the fused scores of the turns just before and after
+       it: in a conversation the answer often sits next to the turn that matches the words.
+    3. Each hit is shown with those neighbouring turns. A hit's ``score`` stays its cosine
+       similarity to the query (``None`` without a current vector).
+
+    The constants were chosen on the development LoCoMo file (README, *Benchmarks*).
     """
     pool = candidate_pool(top_k)
     owner = models.Q(user_id__in=user_ids) & (search_filter or SearchFilter()).messages()
@@ -337,7 +349,12 @@ def retrieve_messages(
     for ranking in (by_vector, by_text):
         for rank, pk in enumerate(ranking, start=1):
             fused[pk] = fused.get(pk, 0.0) + 1.0 / (_RRF_K + rank)
-    best = sorted(fused, key=lambda pk: -fused[pk])[:top_k]
+    links = _neighbour_links(list(fused))
+    scores = {
+        pk: score + _NEIGHBOUR_WEIGHT * sum(fused.get(n, 0.0) for n in links.get(pk, ()) if n is not None)
+        for pk, score in fused.items()
+    }
+    best = sorted(scores, key=lambda pk: -scores[pk])[:top_k]
     current_vector = models.Q(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
     rows = (
         Message.objects.filter(pk__in=best)
@@ -345,7 +362,7 @@ def retrieve_messages(
         .annotate(distance=models.Case(models.When(current_vector, then=CosineDistance("embedding", vector))))
         .in_bulk()
     )
-    context = _neighbours(best)
+    context = _context(best, links)
     return [_message_hit(rows[pk], multi_user, context.get(pk, ())) for pk in best if pk in rows]
 
 
@@ -355,21 +372,35 @@ def candidate_pool(top_k: int) -> int:
 
 
 def _full_text(owner: models.Q, query: str, limit: int) -> list[int]:
-    """Message ids ranked by ``ts_rank`` for any of the query's words (English stemming, OR)."""
-    words = re.findall(r"\w+", query.lower())
+    """Message ids ranked by ``ts_rank`` for any of the query's informative words (English stemming, OR).
+
+    ``ts_rank`` has no inverse document frequency, so a word found in more than 10% of the
+    scoped messages (a speaker's name, "like", ...) would outweigh the rare words that
+    matter: such words are left out, unless every word is that common.
+    """
+    words = sorted(set(re.findall(r"\w+", query.lower())))
     if not words:
         return []
-    search_query = SearchQuery(" | ".join(words), search_type="raw", config="english")
+    scoped = Message.objects.filter(owner)
+    counts = scoped.aggregate(
+        total=models.Count("pk"),
+        **{
+            f"w{i}": models.Count("pk", filter=models.Q(search_vector=SearchQuery(w, config="english")))
+            for i, w in enumerate(words)
+        },
+    )
+    informative = [w for i, w in enumerate(words) if 0 < counts[f"w{i}"] <= _COMMON_WORD_SHARE * counts["total"]]
+    search_query = SearchQuery(" | ".join(informative or words), search_type="raw", config="english")
     return list(
-        Message.objects.filter(owner, search_vector=search_query)
+        scoped.filter(search_vector=search_query)
         .annotate(rank=SearchRank(models.F("search_vector"), search_query))
         .order_by("-rank", "pk")
         .values_list("pk", flat=True)[:limit]
     )
 
 
-def _neighbours(message_ids: list[int]) -> dict[int, tuple[Message, ...]]:
-    """For each message, the messages just before and after it in its session (itself included)."""
+def _neighbour_links(message_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
+    """For each message, the ids of the turns just before and after it in its session."""
     if not message_ids:
         return {}
     with connection.cursor() as cursor:
@@ -384,12 +415,17 @@ def _neighbours(message_ids: list[int]) -> dict[int, tuple[Message, ...]]:
             """,
             [message_ids, message_ids],
         )
-        links = {pk: (prev_id, next_id) for pk, prev_id, next_id in cursor.fetchall()}
-    wanted = {pk for pair in links.values() for pk in pair if pk is not None} | set(message_ids)
+        return {pk: (prev_id, next_id) for pk, prev_id, next_id in cursor.fetchall()}
+
+
+def _context(message_ids: list[int], links: dict[int, tuple[int | None, int | None]]) -> dict[int, tuple[Message, ...]]:
+    """For each message, itself with the turns just before and after it, in order (one query)."""
+    wanted = {n for pk in message_ids for n in links.get(pk, ()) if n is not None} | set(message_ids)
     rows = Message.objects.only("id", "role", "content", "metadata").in_bulk(wanted)
     return {
-        pk: tuple(rows[i] for i in (prev_id, pk, next_id) if i is not None and i in rows)
-        for pk, (prev_id, next_id) in links.items()
+        pk: tuple(rows[i] for i in (links[pk][0], pk, links[pk][1]) if i is not None and i in rows)
+        for pk in message_ids
+        if pk in links
     }
 
 
