@@ -127,6 +127,9 @@ class Message(models.Model):
             models.Index(fields=["user", "created_at"]),
             _hnsw_index("message_embedding_hnsw"),
             GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
+            # Messages waiting for their vector (a handful): the embedding task tops its
+            # model batches up from here without scanning the table.
+            models.Index(fields=["id"], condition=models.Q(embedding__isnull=True), name="message_unembedded"),
         ]
 
     def __str__(self) -> str:

@@ -21,6 +21,7 @@ Only vectors made by the configured embedding model take part in a ranking.
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
 
@@ -47,6 +48,8 @@ __all__ = [
 
 STAGE_MEMORY = "memory"
 STAGE_MESSAGES = "messages"
+# answer_mode of a retrieval-only search (answer=False).
+ANSWER_MODE_NONE = "none"
 # Candidates each retriever contributes to the fusion, as a multiple of top_k (at least 50).
 _CANDIDATES_PER_TOP_K = 5
 _MIN_CANDIDATES = 50
@@ -188,6 +191,7 @@ def search_memories(
     include_retrieved_data: bool = False,
     include_shared: bool = False,
     search_filter: SearchFilter | None = None,
+    answer: bool = True,
 ) -> SearchResult:
     """Answer ``query`` from the memory of the given end users.
 
@@ -199,9 +203,12 @@ def search_memories(
         include_retrieved_data: return the blocks given to the answer model.
         include_shared: also search system-wide knowledge (no owner).
         search_filter: only this channel and window of conversation time.
+        answer: ``False`` retrieves only: no answer model is called (``answer_mode`` is
+            ``"none"``), and stage 2 runs when ``search_content`` is set or stage 1 found nothing.
 
     Returns:
-        The answer (``None`` when nothing was found), hits of every stage that ran, usage.
+        The answer (``None`` when nothing was found or not asked for), hits of every stage that
+        ran, usage.
 
     Raises:
         ValidationError: empty query or user list, or ``top_k`` out of range (names the field).
@@ -215,7 +222,7 @@ def search_memories(
     embedding = get_embedder().embed([query])
     vector = embedding.vectors[0]
     usage = embedding.usage
-    chat = get_chat_model()
+    chat = get_chat_model() if answer else None
 
     search_filter = search_filter or SearchFilter()
     hits = retrieve_memory(
@@ -227,11 +234,11 @@ def search_memories(
         search_filter=search_filter,
     )
     stages = [STAGE_MEMORY]
-    answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector) if hits else None
-    if answer is not None:
-        usage += answer.usage
+    reply = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector) if hits and answer else None
+    if reply is not None:
+        usage += reply.usage
 
-    if not hits or (search_content and not answer.sufficient):
+    if not hits or (search_content and (not answer or not reply.sufficient)):
         stages.append(STAGE_MESSAGES)
         # Messages first: stage 2 runs because stage 1 was not enough.
         hits = (
@@ -245,13 +252,13 @@ def search_memories(
             )
             + hits
         )
-        if hits:
-            answer = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector)
-            usage += answer.usage
+        if hits and answer:
+            reply = chat.answer(question=query, blocks=[h.block for h in hits], query_vector=vector)
+            usage += reply.usage
 
     return SearchResult(
-        answer=answer.text if answer is not None and answer.text else None,
-        answer_mode=answer.mode if answer is not None else chat.mode,
+        answer=reply.text if reply is not None and reply.text else None,
+        answer_mode=(reply.mode if reply is not None else chat.mode) if answer else ANSWER_MODE_NONE,
         hits=hits,
         stages=stages,
         retrieved_data="\n\n".join(h.block for h in hits) if include_retrieved_data else None,
@@ -355,15 +362,17 @@ def retrieve_messages(
         for pk, score in fused.items()
     }
     best = sorted(scores, key=lambda pk: -scores[pk])[:top_k]
+    # The hits and their neighbouring turns in one query.
+    shown = {n for pk in best for n in links.get(pk, ()) if n is not None} | set(best)
     current_vector = models.Q(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
     rows = (
-        Message.objects.filter(pk__in=best)
+        Message.objects.filter(pk__in=shown)
         .select_related("session", "user")
+        .defer("embedding")
         .annotate(distance=models.Case(models.When(current_vector, then=CosineDistance("embedding", vector))))
         .in_bulk()
     )
-    context = _context(best, links)
-    return [_message_hit(rows[pk], multi_user, context.get(pk, ())) for pk in best if pk in rows]
+    return [_message_hit(rows[pk], multi_user, _context(pk, links, rows)) for pk in best if pk in rows]
 
 
 def candidate_pool(top_k: int) -> int:
@@ -418,15 +427,12 @@ def _neighbour_links(message_ids: list[int]) -> dict[int, tuple[int | None, int 
         return {pk: (prev_id, next_id) for pk, prev_id, next_id in cursor.fetchall()}
 
 
-def _context(message_ids: list[int], links: dict[int, tuple[int | None, int | None]]) -> dict[int, tuple[Message, ...]]:
-    """For each message, itself with the turns just before and after it, in order (one query)."""
-    wanted = {n for pk in message_ids for n in links.get(pk, ()) if n is not None} | set(message_ids)
-    rows = Message.objects.only("id", "role", "content", "metadata").in_bulk(wanted)
-    return {
-        pk: tuple(rows[i] for i in (links[pk][0], pk, links[pk][1]) if i is not None and i in rows)
-        for pk in message_ids
-        if pk in links
-    }
+def _context(
+    message_id: int, links: dict[int, tuple[int | None, int | None]], rows: dict[int, Message]
+) -> tuple[Message, ...]:
+    """The message with the turns just before and after it, in order (those in ``rows``)."""
+    prev_id, next_id = links.get(message_id, (None, None))
+    return tuple(rows[i] for i in (prev_id, message_id, next_id) if i is not None and i in rows)
 
 
 # --- Vector retrieval ----------------------------------------------------------------
@@ -437,38 +443,56 @@ def _nearest(
 ) -> list:
     """The ``top_k`` rows (or their ids) nearest to ``vector`` by cosine distance among the scoped rows.
 
-    HNSW search visits ``hnsw.ef_search`` candidates before filtering, so a selective user
-    filter can return fewer than ``top_k`` rows (pgvector README, "Filtering"). When that
-    happens the query is run again as an exact scan.
+    One statement, whatever ``top_k``. Scopes of up to ``EXACT_SEARCH_MAX_ROWS`` embedded rows
+    (one end user's memory, nearly always) are ranked exactly: the user's rows come from the
+    B-tree on ``user_id`` and are sorted by distance, which is exact and cheap at that size. A
+    larger scope uses the HNSW index. The choice is made inside the statement: an uncorrelated
+    ``EXISTS (... OFFSET EXACT_SEARCH_MAX_ROWS)`` that PostgreSQL evaluates once, and whichever
+    branch of the ``UNION ALL`` it rules out is not run.
+
+    HNSW visits ``hnsw.ef_search`` candidates and filters afterwards, so under a selective
+    filter it can return fewer than ``top_k`` rows (pgvector 0.6 README, "Filtering"); when the
+    HNSW branch comes back short, the exact ranking is run as a second statement.
+
+    Vectors of every model are ranked; if one made by another model than the configured one
+    is among the nearest, the ranking is meaningless and ``ReembeddingNeeded`` is raised
+    rather than mixing (likewise for a dimension mismatch).
+
+    Raises:
+        ReembeddingNeeded: scoped vectors were made by another embedding model.
     """
-    queryset = (
-        queryset.filter(owner, embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")
+    scoped = queryset.filter(owner, embedding__isnull=False).defer("embedding")
+    large = models.Exists(
+        queryset.model.objects.filter(owner, embedding__isnull=False).values("pk")[
+            settings.EXACT_SEARCH_MAX_ROWS : settings.EXACT_SEARCH_MAX_ROWS + 1
+        ]
     )
+    distance = CosineDistance("embedding", vector)
+    # "+ 0": an ORDER BY the HNSW index cannot serve, so the planner sorts the user's rows.
+    exact = scoped.annotate(distance=distance, by_hnsw=models.Value(False)).order_by(distance + 0)
+    approximate = scoped.filter(large).annotate(distance=distance, by_hnsw=models.Value(True)).order_by("distance")
     if only_ids:
-        queryset = queryset.values_list("pk", flat=True)
+        exact, approximate = (
+            q.values_list("pk", "embedding_model", "distance", "by_hnsw") for q in (exact, approximate)
+        )
+    # In an outer transaction a failed statement would abort it: keep the error in a savepoint.
     try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.HNSW_EF_SEARCH, top_k)])
-            rows = list(queryset[:top_k])
-            if len(rows) < top_k:
-                cursor.execute("SET LOCAL enable_indexscan = off")
-                rows = list(queryset[:top_k])
-                # SET LOCAL lasts until the outermost transaction ends: undo it for later queries.
-                cursor.execute("SET LOCAL enable_indexscan = on")
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            rows = list(exact.filter(~large)[:top_k].union(approximate[:top_k], all=True).order_by("distance"))
+            # Short: the scope is small (fine), or HNSW lost rows to the filter (rank exactly).
+            by_hnsw = (rows[0][3] if only_ids else rows[0].by_hnsw) if rows else _is_large(queryset.model, owner)
+            if len(rows) < top_k and by_hnsw:
+                rows = list(exact[:top_k])
     except DataError as exc:  # pgvector: "different vector dimensions 384 and 1536"
         raise _reembedding_needed(queryset.model) from exc
-    if len(rows) < top_k and _other_model_vectors(queryset.model, owner):
+    if any((row[1] if only_ids else row.embedding_model) != settings.EMBEDDING_MODEL for row in rows):
         raise _reembedding_needed(queryset.model)
-    return rows
+    return [row[0] for row in rows] if only_ids else rows
 
 
-def _other_model_vectors(model: type[models.Model], owner: models.Q) -> bool:
-    """Whether scoped rows hold vectors of another model (checked only when a ranking comes back short)."""
-    return (
-        model.objects.filter(owner, embedding__isnull=False).exclude(embedding_model=settings.EMBEDDING_MODEL).exists()
-    )
+def _is_large(model: type[models.Model], owner: models.Q) -> bool:
+    """Whether the scope has more than ``EXACT_SEARCH_MAX_ROWS`` embedded rows (it was searched by HNSW)."""
+    return model.objects.filter(owner, embedding__isnull=False)[settings.EXACT_SEARCH_MAX_ROWS :].exists()
 
 
 def _reembedding_needed(model: type[models.Model]) -> ReembeddingNeeded:

@@ -13,7 +13,12 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from memories.models import Message
-from memories.services.embeddings import EMBEDDED_MODELS, embeddings_fill, embeddings_pending
+from memories.services.embeddings import (
+    EMBEDDED_MODELS,
+    embeddings_fill,
+    embeddings_pending,
+    messages_embed_claimed,
+)
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
@@ -23,8 +28,14 @@ _SWEEP_EMBED_LIMIT = 5000
 
 
 def embed_rows(kind: str, ids: list[int]) -> int:
-    """Embed the rows of ``kind`` with these ids that still need it. Returns how many."""
-    return embeddings_fill(kind=kind, ids=ids)
+    """Embed the rows of ``kind`` with these ids that still need it. Returns how many were embedded.
+
+    New messages are embedded in full model batches, topped up with other new messages
+    (``messages_embed_claimed``); a row with a vector of another model (a configuration
+    change) is embedded again as well.
+    """
+    done = messages_embed_claimed(ids=ids) if kind == "message" else 0
+    return done + embeddings_fill(kind=kind, ids=ids)
 
 
 def summarize_session(session_id: int, force: bool = False) -> int | None:

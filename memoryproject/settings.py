@@ -134,7 +134,14 @@ SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
 SUMMARY_MAX_INPUT_CHARS = env.int("SUMMARY_MAX_INPUT_CHARS", default=24000)
 SEARCH_DEFAULT_TOP_K = env.int("SEARCH_DEFAULT_TOP_K", default=5)
 SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
-HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+# Vector search over at most this many rows of the caller's scope is exact (no index);
+# above it the HNSW index is used (memories/search.py, _nearest).
+EXACT_SEARCH_MAX_ROWS = env.int("EXACT_SEARCH_MAX_ROWS", default=10000)
+# pgvector's hnsw.ef_search, set on every connection. HNSW returns at most ef_search rows, so
+# it is raised to the largest candidate list a search asks for (5 x SEARCH_MAX_TOP_K, >= 50).
+HNSW_EF_SEARCH = max(env.int("HNSW_EF_SEARCH", default=100), 5 * SEARCH_MAX_TOP_K, 50)
+_options = DATABASES["default"].setdefault("OPTIONS", {})
+_options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
 
 # --- API limits (each rejected with a message naming the limit) --------------------------
 MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)

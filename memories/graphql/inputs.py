@@ -35,6 +35,11 @@ class SearchInput:
         default=False, description="Also search raw messages when the summaries are not enough."
     )
     include_retrieved_data: bool = strawberry.field(default=False, description="Return the data given to the model.")
+    answer: bool = strawberry.field(
+        default=True,
+        description="false: retrieve only, no answer model (answerMode none); messages are searched when "
+        "searchContent is set or the summaries found nothing.",
+    )
     include_shared: bool = strawberry.field(default=False, description="Also search system-wide knowledge.")
     channel: str | None = strawberry.field(default=None, description="Only what was said in this channel.")
     since: date | None = strawberry.field(

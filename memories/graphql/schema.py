@@ -145,6 +145,7 @@ class Query:
             top_k=input.top_k,
             search_content=input.search_content,
             include_retrieved_data=input.include_retrieved_data,
+            answer=input.answer,
             include_shared=input.include_shared,
             search_filter=SearchFilter.local_days(
                 since=input.since, until=input.until, utc_offset_hours=input.utc_offset_hours, channel=input.channel

@@ -284,7 +284,8 @@ class SearchResultType:
     """The answer and what it was drawn from.
 
     ``answerMode`` is ``generated`` (an LLM wrote it) or ``extractive`` (sentences copied
-    from the retrieved data; no LLM configured). ``stages`` lists the stages that ran:
+    from the retrieved data; no LLM configured), or ``none`` when the search was asked for
+    retrieval only (``answer: false``). ``stages`` lists the stages that ran:
     ``memory`` (summaries, knowledge, diaries) and ``messages`` (raw messages).
     """
 

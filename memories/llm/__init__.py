@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from memories.llm.base import Answer, ChatModel, Completion, Embedder, EmbeddingBatch, ModelBackendError, Usage
 
@@ -84,8 +85,12 @@ def _embedder(backend, model, dimensions, request_dimensions, batch_size, client
 def get_chat_model() -> ChatModel:
     """The configured ``ChatModel``: ``local`` is the extractive model, ``openai`` an LLM.
 
+    ``CHAT_BACKEND`` may also be the dotted path of a class implementing ``ChatModel`` with a
+    constructor taking no arguments (e.g. ``bench.zero_latency.ZeroLatencyChatModel``, which
+    the speed benchmark uses to time the pipeline without an LLM's latency).
+
     Raises:
-        ImproperlyConfigured: unknown ``CHAT_BACKEND``.
+        ImproperlyConfigured: unknown ``CHAT_BACKEND``, or a dotted path that does not import.
     """
     return _chat_model(
         settings.CHAT_BACKEND,
@@ -106,4 +111,9 @@ def _chat_model(backend, model, sufficient_similarity, client_items, embedder) -
         from memories.llm.openai_backend import OpenAIChatModel
 
         return OpenAIChatModel(model_name=model, **dict(client_items))
-    raise ImproperlyConfigured(f"CHAT_BACKEND must be 'local' or 'openai', not {backend!r}.")
+    if "." in backend:
+        try:
+            return import_string(backend)()
+        except ImportError as exc:
+            raise ImproperlyConfigured(f"CHAT_BACKEND {backend!r} does not import: {exc}") from exc
+    raise ImproperlyConfigured(f"CHAT_BACKEND must be 'local', 'openai' or a dotted class path, not {backend!r}.")

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 
 from memories.llm import get_embedder
 from memories.models import Diary, Knowledge, Message, Summary
 
-__all__ = ["EMBEDDED_MODELS", "embeddings_fill", "embeddings_pending"]
+__all__ = ["EMBEDDED_MODELS", "embeddings_fill", "embeddings_pending", "messages_embed_claimed"]
 
 # Kind name -> model with ``embedding``, ``embedding_model`` and ``embedding_text``.
 EMBEDDED_MODELS: dict[str, type[models.Model]] = {
@@ -78,3 +78,42 @@ def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
         )
         for row in rows
     )
+
+
+def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None) -> int:
+    """Embed the messages of ``ids`` that have no vector, each model call filled up with other new messages.
+
+    What the worker's embedding task runs. Every ``addMessages`` call queues one task for its
+    own messages, so with small calls most tasks hold a message or two, and a model call per
+    task would run far below the model's batch throughput. Here each call takes up to
+    ``batch_size`` rows: the task's own messages first, then the oldest other messages with no
+    vector. Rows are claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` for the length of the
+    model call, so concurrent workers never embed the same message, and the tasks queued for
+    messages embedded this way find nothing left to do. (Messages are never edited, so the
+    row locks only make a concurrent delete of those messages wait for the call.)
+
+    Args:
+        ids: the task's own message ids.
+        batch_size: texts per embedding call (default ``EMBEDDING_BATCH_SIZE``).
+
+    Returns:
+        How many messages were embedded (own and others).
+
+    Raises:
+        ModelBackendError: the embedding backend failed (that call's rows stay without a vector).
+    """
+    embedder = get_embedder()
+    batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
+    own = set(ids)
+    done = 0
+    while True:
+        with transaction.atomic():
+            unembedded = Message.objects.filter(embedding__isnull=True).select_for_update(skip_locked=True)
+            rows = list(unembedded.filter(pk__in=own).order_by("pk")[:batch_size])
+            if not rows:
+                # Own rows all embedded, or being embedded by another worker right now.
+                return done
+            if len(rows) < batch_size:
+                rows += list(unembedded.exclude(pk__in=own).order_by("pk")[: batch_size - len(rows)])
+            done += _embed_batch(embedder, rows)
+            own -= {row.pk for row in rows}

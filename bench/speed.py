@@ -1,0 +1,551 @@
+"""Speed and scale benchmark: search latency through GraphQL over HTTP, ingest, worker, memory.
+
+Run from the repository root::
+
+    .venv/bin/python -m bench.speed                                # 10k, 100k and 1M messages
+    .venv/bin/python -m bench.speed --messages 10000 --queries 500  # one size
+    .venv/bin/python -m bench.speed --smoke                         # tiny: well under a minute
+
+The table goes to stdout, everything measured to ``bench/results/speed-<UTC time>.json``.
+
+For each size (``bench.synthetic``: N messages over 1,000 end users with proportional
+summaries, knowledge and diaries, random unit vectors; built once and reused):
+
+1. **Database round-trips per search**: one GraphQL search request run in-process through
+   Django's test client (authentication included), its queries counted with
+   ``CaptureQueriesContext``, for ``topK`` 1, 5, 10, 25 and 50, retrieval-only and full.
+2. **Latency**: the service is started as in production (``manage.py serve --no-worker``:
+   uvicorn, ASGI) on the dataset, and ``--queries`` LoCoMo questions, each asked about a
+   random end user, are sent one after the other over one keep-alive HTTP connection after
+   a warm-up. Two modes, both with ``searchContent: true`` and the default ``topK`` (5):
+   ``retrieval`` (``answer: false``: query embedding, stage 1 and stage 2 retrieval) and
+   ``full`` (the answer stage too, with ``bench.zero_latency.ZeroLatencyChatModel``, which
+   answers at once and always says "insufficient", so both stages and both answer calls
+   run). Client-side wall time per request; p50 / p95 / p99 (nearest-rank).
+3. **Floor**: the same questions embedded one at a time in this process by the same
+   offline model, while the server is idle: the median is the time no search can beat.
+4. **Peak RSS** of the web process (``VmHWM``) after the latency runs.
+
+Once per run, on a fresh database ``bench_ingest``:
+
+5. **Ingest**: ``addMessages`` over HTTP with batches of 1, 10 and 100 messages, each call a
+   new end user's session (so no summary work is queued), the worker stopped: accepted
+   messages per second.
+6. **Worker**: the model's raw batch throughput on those texts (``Embedder.embed`` in
+   batches of ``EMBEDDING_BATCH_SIZE``, in this process), then the django-q2 worker
+   (``manage.py qcluster``) is started and timed until every message has its vector:
+   embeddings per second, their ratio, and the worker's peak RSS (its processes together).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import logging
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from bench.retrieval import DEFAULT_PATH, REPO_ROOT, RESULTS_DIR, _code_version, _machine, setup_django
+from bench.synthetic import DEFAULT_USERS, _connect_admin, ensure_dataset, size_label, use_database
+
+__all__ = ["main", "percentile", "run"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+DEFAULT_QUERIES = 500
+WARM_UP_QUERIES = 20
+ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
+INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
+ZERO_LATENCY_CHAT = "bench.zero_latency.ZeroLatencyChatModel"
+SMOKE = {"sizes": (2000,), "users": 100, "queries": 20, "ingest": {1: 10, 10: 20, 100: 200}}
+INGEST_DATABASE = "bench_ingest"
+
+SEARCH = """
+query Search($input: SearchInput!) {
+  search(input: $input) {
+    ... on SearchResult { answer answerMode stages hits { kind id score } }
+    ... on OperationInfo { messages { message } }
+  }
+}
+"""
+ADD_MESSAGES = """
+mutation Add($userId: String!, $sessionId: String!, $messages: [MessageInput!]!) {
+  addMessages(userId: $userId, sessionId: $sessionId, messages: $messages) {
+    ... on AddMessagesResult { skipped }
+    ... on OperationInfo { messages { message } }
+  }
+}
+"""
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``.
+
+    Raises:
+        ValueError: no values.
+    """
+    if not values:
+        raise ValueError("No values.")
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+def _latency_figures(seconds: Sequence[float]) -> dict[str, float]:
+    ms = [s * 1000 for s in seconds]
+    return {
+        "n": len(ms),
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p95_ms": round(percentile(ms, 95), 2),
+        "p99_ms": round(percentile(ms, 99), 2),
+        "mean_ms": round(statistics.fmean(ms), 2),
+    }
+
+
+# --- Questions ----------------------------------------------------------------------------
+
+
+def _questions(path: Path, count: int, users: int, seed: int = 0) -> list[tuple[str, str]]:
+    """``count`` (user external id, LoCoMo question) pairs: the file's questions in turn, random users."""
+    questions = [qa["question"] for sample in json.loads(path.read_text()) for qa in sample["qa"] if qa.get("question")]
+    pick = random.Random(seed)
+    return [(f"user-{pick.randrange(users):04d}", questions[i % len(questions)]) for i in range(count)]
+
+
+# --- The server ---------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """A running ``manage.py serve --no-worker`` process and a keep-alive connection to it."""
+
+    process: subprocess.Popen
+    port: int
+    api_key: str
+    connection: http.client.HTTPConnection | None = None
+
+    def post(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        """POST one GraphQL request; returns the decoded body. Raises RuntimeError on errors."""
+        if self.connection is None:
+            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        body = json.dumps({"query": query, "variables": variables})
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"}
+        self.connection.request("POST", "/graphql/", body=body, headers=headers)
+        response = self.connection.getresponse()
+        data = json.loads(response.read())
+        if response.status != 200 or data.get("errors"):
+            raise RuntimeError(f"GraphQL request failed ({response.status}): {data}")
+        return data["data"]
+
+    def peak_rss_mb(self) -> float:
+        return _peak_rss_mb([self.process.pid])
+
+
+def _database_url(name: str) -> str:
+    """A libpq URL to database ``name`` on the server Django is connected to."""
+    from django.conf import settings
+
+    if os.environ.get("DATABASE_URL"):
+        url = os.environ["DATABASE_URL"]
+    else:
+        from memoryproject.embedded_db import embedded_database_url
+
+        url = embedded_database_url(data_dir=settings.EMBEDDED_DB_DIR)
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def _child_env(database: str, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "DATABASE_URL": _database_url(database), "HF_HUB_OFFLINE": "1", **extra}
+    env.pop("Q_SYNC", None)
+    return env
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def _server(database: str, api_key: str, log: Path) -> Iterator[Server]:
+    port = _free_port()
+    env = _child_env(database, CHAT_BACKEND=ZERO_LATENCY_CHAT, LOG_LEVEL="WARNING")
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--no-worker", "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    server = Server(process=process, port=port, api_key=api_key)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"The server exited ({process.returncode}); see {log}.")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                conn.request("GET", "/graphql/")
+                conn.getresponse().read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"The server did not start in 120 s; see {log}.") from None
+                time.sleep(0.2)
+        yield server
+    finally:
+        if server.connection is not None:
+            server.connection.close()
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _peak_rss_mb(pids: Sequence[int]) -> float:
+    """Sum of ``VmHWM`` (peak resident set) of these processes, in MiB (Linux ``/proc``)."""
+    total_kb = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total_kb += int(line.split()[1])
+        except FileNotFoundError:
+            continue
+    return round(total_kb / 1024, 1)
+
+
+# --- Measurements ----------------------------------------------------------------------------
+
+
+def _search_variables(user: str, question: str, *, answer: bool, top_k: int | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"userId": user, "query": question, "searchContent": True, "answer": answer}
+    if answer:
+        data["includeRetrievedData"] = True
+    if top_k is not None:
+        data["topK"] = top_k
+    return {"input": data}
+
+
+def _latency(server: Server, questions: list[tuple[str, str]], *, answer: bool, progress: bool) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    for user, question in questions[:WARM_UP_QUERIES]:
+        server.post(SEARCH, _search_variables(user, question, answer=answer))
+    seconds = []
+    stages: dict[str, int] = {}
+    for user, question in tqdm(questions, desc="answer" if answer else "retrieval", disable=not progress):
+        started = time.perf_counter()
+        data = server.post(SEARCH, _search_variables(user, question, answer=answer))
+        seconds.append(time.perf_counter() - started)
+        key = "+".join(data["search"]["stages"])
+        stages[key] = stages.get(key, 0) + 1
+    return {**_latency_figures(seconds), "stages": stages}
+
+
+def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, float]:
+    from memories.llm import get_embedder
+
+    embedder = get_embedder()
+    for _, question in questions[:WARM_UP_QUERIES]:
+        embedder.embed([question])
+    seconds = []
+    for _, question in questions:
+        started = time.perf_counter()
+        embedder.embed([question])
+        seconds.append(time.perf_counter() - started)
+    return _latency_figures(seconds)
+
+
+def _round_trips(api_key: str, user: str, question: str) -> dict[str, dict[str, int]]:
+    """Queries per search request for each ``topK``, retrieval-only and full."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext, override_settings
+
+    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    counts: dict[str, dict[str, int]] = {"retrieval": {}, "full": {}}
+    with override_settings(CHAT_BACKEND=ZERO_LATENCY_CHAT):
+        for mode, answer in (("retrieval", False), ("full", True)):
+            for top_k in ROUND_TRIP_TOP_KS:
+                body = {"query": SEARCH, "variables": _search_variables(user, question, answer=answer, top_k=top_k)}
+                with CaptureQueriesContext(connection) as queries:
+                    response = client.post("/graphql/", body, content_type="application/json")
+                data = response.json()
+                if response.status_code != 200 or data.get("errors"):
+                    raise RuntimeError(f"Search failed: {data}")
+                counts[mode][str(top_k)] = len(queries.captured_queries)
+    return counts
+
+
+def _api_key() -> str:
+    from memories.services.api_keys import api_key_create
+
+    _, raw_key = api_key_create(name=f"bench-speed-{os.getpid()}", all_users=True)
+    return raw_key
+
+
+def _scale(
+    messages: int, users: int, questions: list[tuple[str, str]], source: Path, progress: bool
+) -> dict[str, Any]:
+    dataset = ensure_dataset(messages=messages, users=users, source=source)
+    raw_key = _api_key()
+    round_trips = _round_trips(raw_key, questions[0][0], questions[0][1])
+    log = RESULTS_DIR / f"speed-server-{size_label(messages)}.log"
+    with _server(dataset["database"], raw_key, log) as server:
+        retrieval = _latency(server, questions, answer=False, progress=progress)
+        full = _latency(server, questions, answer=True, progress=progress)
+        web_rss = server.peak_rss_mb()
+        floor = _embedding_floor(questions)
+    return {
+        "dataset": dataset,
+        "round_trips": round_trips,
+        "latency": {"retrieval": retrieval, "full": full, "query_embedding": floor},
+        "p50_over_embedding_floor": round(retrieval["p50_ms"] / floor["p50_ms"], 2),
+        "web_peak_rss_mb": web_rss,
+    }
+
+
+def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) -> dict[str, Any]:
+    from django.conf import settings
+    from django.core.management import call_command
+    from tqdm import tqdm
+
+    from memories.llm import get_embedder
+    from memories.models import Message
+    from memories.services.embeddings import embeddings_pending
+
+    with _connect_admin() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{INGEST_DATABASE}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{INGEST_DATABASE}"')
+    use_database(INGEST_DATABASE)
+    call_command("migrate", verbosity=0)
+    raw_key = _api_key()
+    turns = [text for _, text in _questions_texts(source)]
+    pick = random.Random(1)
+
+    rates: dict[str, Any] = {}
+    with _server(INGEST_DATABASE, raw_key, RESULTS_DIR / "speed-server-ingest.log") as server:
+        server.post(ADD_MESSAGES, _add_variables("warm-up", ["hello"]))
+        for batch, total in batches.items():
+            calls = total // batch
+            payloads = [
+                _add_variables(f"ingest-{batch}-{i}", [pick.choice(turns) for _ in range(batch)]) for i in range(calls)
+            ]
+            started = time.perf_counter()
+            for payload in tqdm(payloads, desc=f"addMessages x{batch}", disable=not progress):
+                server.post(ADD_MESSAGES, payload)
+            seconds = time.perf_counter() - started
+            rates[str(batch)] = {
+                "messages": calls * batch,
+                "seconds": round(seconds, 2),
+                "messages_per_second": round(calls * batch / seconds, 1),
+                "ms_per_call": round(seconds / calls * 1000, 2),
+            }
+
+    pending = embeddings_pending(kind="message").count()
+    texts = [m.embedding_text for m in Message.objects.order_by("pk")]
+    embedder = get_embedder()
+    embedder.embed(texts[: settings.EMBEDDING_BATCH_SIZE])  # warm-up
+    started = time.perf_counter()
+    embedder.embed(texts)
+    raw = len(texts) / (time.perf_counter() - started)
+
+    log = RESULTS_DIR / "speed-worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [sys.executable, "manage.py", "qcluster"],
+            cwd=REPO_ROOT,
+            env=_child_env(INGEST_DATABASE, LOG_LEVEL="WARNING"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        import psutil
+
+        # The clock starts when the first vector is written (the model is loaded by then).
+        first_at = None
+        first_left = pending
+        deadline = time.monotonic() + 1800
+        while True:
+            left = embeddings_pending(kind="message").count()
+            now = time.perf_counter()
+            if first_at is None and left < pending:
+                first_at, first_left = now, left
+            if left == 0:
+                break
+            if worker.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"The worker stopped or took too long with {left} messages left; see {log}.")
+            time.sleep(0.05)
+        done_at = time.perf_counter()
+        processes = [worker.pid] + [p.pid for p in psutil.Process(worker.pid).children(recursive=True)]
+        worker_rss = _peak_rss_mb(processes)
+        largest = max(_peak_rss_mb([pid]) for pid in processes)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+    achieved = first_left / (done_at - first_at) if first_at and done_at > first_at else float("nan")
+    return {
+        "ingest": rates,
+        "worker": {
+            "messages": pending,
+            "raw_model_embeddings_per_second": round(raw, 1),
+            "worker_embeddings_per_second": round(achieved, 1),
+            "worker_over_raw": round(achieved / raw, 3),
+            "q_workers": settings.Q_CLUSTER["workers"],
+            "embedding_batch_size": settings.EMBEDDING_BATCH_SIZE,
+            "peak_rss_mb_all_processes": worker_rss,
+            "peak_rss_mb_largest_process": largest,
+        },
+    }
+
+
+def _questions_texts(path: Path) -> list[tuple[str, str]]:
+    from bench.synthetic import _turns
+
+    return _turns(path)
+
+
+def _add_variables(user: str, texts: list[str]) -> dict[str, Any]:
+    return {
+        "userId": user,
+        "sessionId": "s1",
+        "messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)],
+    }
+
+
+# --- Report ----------------------------------------------------------------------------------
+
+
+def run(
+    *,
+    sizes: Sequence[int] = DEFAULT_SIZES,
+    users: int = DEFAULT_USERS,
+    queries: int = DEFAULT_QUERIES,
+    ingest: dict[int, int] | None = None,
+    source: Path = DEFAULT_PATH,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run every measurement; returns the results as a JSON-serialisable dict.
+
+    Args:
+        sizes: stored messages per dataset (one dataset each, built on first use).
+        users: end users the messages are spread over.
+        queries: timed search requests per mode and size (after ``WARM_UP_QUERIES``).
+        ingest: batch size -> messages sent; ``{}`` skips the ingest and worker measurements.
+        source: LoCoMo file for the questions and the texts.
+        progress: show tqdm progress bars.
+    """
+    setup_django()
+    from django.conf import settings
+
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    questions = _questions(source, queries, users)
+    results: dict[str, Any] = {
+        "benchmark": "speed",
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "code": _code_version(),
+        "config": {
+            "embedding_model": settings.EMBEDDING_MODEL,
+            "users": users,
+            "queries": queries,
+            "exact_search_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
+            "hnsw_ef_search": settings.HNSW_EF_SEARCH,
+            "conn_max_age": settings.DATABASES["default"].get("CONN_MAX_AGE"),
+        },
+        "sizes": {},
+    }
+    for messages in sizes:
+        results["sizes"][size_label(messages)] = _scale(messages, users, questions, source, progress)
+    if ingest is None:
+        ingest = INGEST_BATCHES
+    if ingest:
+        results.update(_ingest_and_worker(ingest, source, progress))
+    return results
+
+
+def format_tables(results: dict[str, Any]) -> str:
+    """The main figures as Markdown tables (the README's Benchmarks section uses them)."""
+    lines = [
+        "| stored messages | mode | p50 ms | p95 ms | p99 ms | p50 / query embedding | round-trips (topK 1..50) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, size in results["sizes"].items():
+        floor = size["latency"]["query_embedding"]["p50_ms"]
+        for mode in ("retrieval", "full"):
+            figures = size["latency"][mode]
+            trips = sorted(set(size["round_trips"][mode].values()))
+            lines.append(
+                f"| {label} | {mode} | {figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
+                f"{figures['p50_ms'] / floor:.2f} | {'/'.join(map(str, trips))} |"
+            )
+        lines.append(f"| {label} | query embedding alone | {floor} | | | 1.00 | |")
+    out = "\n".join(lines)
+    rss = ", ".join(f"{label}: {size['web_peak_rss_mb']} MiB" for label, size in results["sizes"].items())
+    out += f"\n\nWeb process peak RSS: {rss}."
+    if "ingest" in results:
+        out += "\n\n| addMessages batch | messages/s | ms per call |\n| --- | --- | --- |\n"
+        out += "\n".join(
+            f"| {batch} | {figures['messages_per_second']} | {figures['ms_per_call']} |"
+            for batch, figures in results["ingest"].items()
+        )
+        worker = results["worker"]
+        out += (
+            f"\n\nWorker: {worker['worker_embeddings_per_second']} embeddings/s against the model's raw "
+            f"{worker['raw_model_embeddings_per_second']}/s ({worker['worker_over_raw']:.0%}); peak RSS "
+            f"{worker['peak_rss_mb_all_processes']} MiB over its processes "
+            f"(largest {worker['peak_rss_mb_largest_process']} MiB)."
+        )
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, action="append", help="Stored messages (repeatable).")
+    parser.add_argument("--users", type=int, default=DEFAULT_USERS)
+    parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES, help="Timed searches per mode and size.")
+    parser.add_argument("--no-ingest", action="store_true", help="Skip the ingest and worker measurements.")
+    parser.add_argument("--smoke", action="store_true", help="Tiny sizes, for a check that it runs.")
+    parser.add_argument("--source", type=Path, default=DEFAULT_PATH, help="LoCoMo file (questions, texts).")
+    parser.add_argument("--output", type=Path, help="Results file (default bench/results/speed-<time>.json).")
+    args = parser.parse_args(argv)
+    setup_django()
+    for name in ("django-q", "sentence_transformers", "pgserver"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    if args.smoke:
+        sizes, users, queries, ingest = SMOKE["sizes"], SMOKE["users"], SMOKE["queries"], SMOKE["ingest"]
+    else:
+        sizes, users, queries = tuple(args.messages or DEFAULT_SIZES), args.users, args.queries
+        ingest = {} if args.no_ingest else INGEST_BATCHES
+    results = run(sizes=sizes, users=users, queries=queries, ingest=ingest, source=args.source)
+    output = args.output or RESULTS_DIR / f"speed-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    output.write_text(json.dumps(results, indent=1) + "\n")
+    print(format_tables(results))
+    print(f"results: {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

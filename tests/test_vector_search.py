@@ -1,0 +1,136 @@
+"""Per-user vector search: exact for small scopes, HNSW above ``EXACT_SEARCH_MAX_ROWS``, never
+short of ``topK`` when the user has that many rows; a constant number of database round-trips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, models
+from django.test.utils import CaptureQueriesContext
+
+from memories.models import EndUser, Message, Session
+from memories.search import _nearest
+
+pytestmark = pytest.mark.django_db
+
+USERS = 20
+PER_USER = 30
+
+
+@pytest.fixture
+def scattered(settings) -> dict[int, dict[int, np.ndarray]]:
+    """20 users x 30 messages with random unit vectors, the users' rows interleaved in the table."""
+    rng = np.random.default_rng(7)
+    users = [EndUser.objects.create(external_id=f"user-{i}") for i in range(USERS)]
+    sessions = {u.pk: Session.objects.create(user=u, external_id="s1") for u in users}
+    rows = []
+    for n in range(PER_USER):
+        for user in users:
+            vector = rng.standard_normal(settings.EMBEDDING_DIMENSIONS)
+            rows.append(
+                Message(
+                    user=user,
+                    session=sessions[user.pk],
+                    role="user",
+                    content=f"message {n}",
+                    embedding=vector / np.linalg.norm(vector),
+                    embedding_model=settings.EMBEDDING_MODEL,
+                )
+            )
+    Message.objects.bulk_create(rows)
+    vectors: dict[int, dict[int, np.ndarray]] = {u.pk: {} for u in users}
+    for message in Message.objects.all():
+        vectors[message.user_id][message.pk] = np.asarray(message.embedding)
+    return vectors
+
+
+def _prefer_the_index() -> None:
+    """On 600 rows the planner would rather sort a user's rows than use HNSW: make sorting dear."""
+    with connection.cursor() as cursor:
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+            cursor.execute(f"SET {setting} = off")
+
+
+def _statements(queries: CaptureQueriesContext) -> int:
+    """Queries other than savepoints: the test's transaction adds those, production runs in autocommit."""
+    return sum(not q["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) for q in queries.captured_queries)
+
+
+def _brute_force(rows: dict[int, np.ndarray], query: np.ndarray, top_k: int) -> list[int]:
+    distance = {pk: 1 - float(v @ query) / (np.linalg.norm(v) * np.linalg.norm(query)) for pk, v in rows.items()}
+    return sorted(distance, key=distance.get)[:top_k]
+
+
+def _query(seed: int, dimensions: int) -> np.ndarray:
+    vector = np.random.default_rng(seed).standard_normal(dimensions)
+    return vector / np.linalg.norm(vector)
+
+
+def test_small_scopes_are_ranked_exactly_in_one_statement(scattered, settings):
+    for seed, (user_pk, rows) in enumerate(scattered.items()):
+        query = _query(seed, settings.EMBEDDING_DIMENSIONS)
+        with CaptureQueriesContext(connection) as queries:
+            found = _nearest(Message.objects.all(), models.Q(user_id=user_pk), query.tolist(), 10, only_ids=True)
+        assert found == _brute_force(rows, query, 10)
+        assert _statements(queries) == 1
+
+
+def test_hnsw_scopes_still_return_top_k_under_a_selective_filter(scattered, settings):
+    # Every scope counts as large, so the HNSW branch runs; with ef_search 10 the index hands
+    # back about 10 rows of the whole table, nearly none of them this user's (pgvector 0.6
+    # filters after the index scan). The short ranking must be completed exactly.
+    settings.EXACT_SEARCH_MAX_ROWS = 5
+    _prefer_the_index()
+    with connection.cursor() as cursor:
+        cursor.execute("SET hnsw.ef_search = 10")
+    short = 0
+    for seed, (user_pk, rows) in enumerate(scattered.items()):
+        query = _query(seed, settings.EMBEDDING_DIMENSIONS)
+        with CaptureQueriesContext(connection) as queries:
+            found = _nearest(Message.objects.all(), models.Q(user_id=user_pk), query.tolist(), 10, only_ids=True)
+        assert found == _brute_force(rows, query, 10)
+        short += _statements(queries) > 1
+    assert short > 0  # the HNSW branch did come back short, and was completed
+
+
+def test_hnsw_branch_serves_large_scopes(scattered, settings):
+    settings.EXACT_SEARCH_MAX_ROWS = 5
+    _prefer_the_index()
+    user_pk = next(iter(scattered))
+    query = _query(1, settings.EMBEDDING_DIMENSIONS)
+    with CaptureQueriesContext(connection) as queries:
+        _nearest(Message.objects.all(), models.Q(user_id=user_pk), query.tolist(), 10, only_ids=True)
+    with connection.cursor() as cursor:
+        statement = next(q["sql"] for q in queries.captured_queries if q["sql"].startswith("(SELECT"))
+        cursor.execute("EXPLAIN ANALYZE " + statement)
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    # The HNSW index scan ran; the exact branch was ruled out before it ran.
+    assert "Index Scan using message_embedding_hnsw" in plan
+    assert "never executed" in plan
+
+
+def test_round_trips_per_search_do_not_grow_with_top_k(add_messages, gql, settings):
+    for session in range(3):
+        add_messages(
+            "alice",
+            f"s{session}",
+            [{"role": "user", "content": f"In session {session} I talked about hobby number {n}."} for n in range(20)],
+        )
+    settings.CHAT_BACKEND = "bench.zero_latency.ZeroLatencyChatModel"
+    query = "query($i: SearchInput!) { search(input: $i) { ... on SearchResult { stages hits { id } } } }"
+    counts = {}
+    for answer in (False, True):
+        for top_k in (1, 5, 20, 50):
+            variables = {"i": {"userId": "alice", "query": "Which hobby?", "topK": top_k, "searchContent": True}}
+            variables["i"]["answer"] = answer
+            gql(query, variables)  # warm: the API key's last-used time is written at most once a minute
+            with CaptureQueriesContext(connection) as queries:
+                body = gql(query, variables)
+            assert body["data"]["search"]["stages"] == ["memory", "messages"]
+            assert len(body["data"]["search"]["hits"]) >= min(top_k, 20)
+            counts[(answer, top_k)] = _statements(queries)
+    assert len(set(counts.values())) == 1, counts
+    # API key, end users, summaries, knowledge and diaries (2 each: none stored, so whether
+    # the scope is large is asked), vector and full-text (2) rankings of messages,
+    # neighbours, hits.
+    assert set(counts.values()) == {12}, counts
