@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run worker test lint bench
+.PHONY: install browser run worker test lint bench bench-retrieval bench-speed
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,5 +33,12 @@ test: install browser
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
-bench: install
+# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale.
+bench: bench-retrieval bench-speed
+
+bench-retrieval: install
 	$(PY) -m bench.retrieval
+
+# The first run builds the 10k/100k/1M-message datasets (about 30 minutes); later runs reuse them.
+bench-speed: install
+	$(PY) -m bench.speed

@@ -119,6 +119,8 @@ def use_database(name: str) -> None:
     from django.db import connection
 
     connection.close()
+    if hasattr(connection, "close_pool"):  # a pool's connections stay on the old database
+        connection.close_pool()
     connection.settings_dict["NAME"] = name
 
 

@@ -6,6 +6,7 @@ is started in ``EMBEDDED_DB_DIR``; with no ``OPENAI_API_KEY`` the offline models
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import environ
@@ -79,8 +80,18 @@ else:
     # pgserver's URL names its socket directory as a query parameter; Django wants HOST.
     DATABASES["default"]["HOST"] = DATABASES["default"].pop("OPTIONS", {}).get("host", "")
 # 0 under ASGI: Django's docs advise against persistent connections there (each request may
-# run on another thread and leave its connection behind).
+# run on another thread and leave its connection behind). A connection pool instead
+# (psycopg_pool, Django's "pool" option): a new PostgreSQL connection costs several
+# milliseconds per request. Not in the worker: it forks its processes, and a pool's open
+# connections must not cross a fork.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+DATABASE_POOL = env.bool("DATABASE_POOL", default="qcluster" not in sys.argv)
+if DATABASE_POOL:
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+        "timeout": 30,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -14,3 +14,7 @@ SUMMARY_IDLE_MINUTES = 30
 
 # One throwaway database per test process, so concurrent runs on one server never collide.
 DATABASES["default"]["TEST"] = {"NAME": f"test_memories_{os.getpid()}"}  # noqa: F405
+
+# No pool in tests: each test's transaction lives on one connection (the pool is exercised by
+# the speed benchmark's smoke test, which runs the real server).
+DATABASES["default"]["OPTIONS"].pop("pool", None)  # noqa: F405

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,3 +31,41 @@ def test_retrieval_benchmark_runs_on_a_tiny_input():
         assert overall["turn_recall@10"] <= overall["turn_hit@10"]
     # Measured 0.70 on this input; the pipeline must stay well above chance.
     assert results["systems"]["ours"]["1-4"]["turn_hit@10"] >= 0.5
+
+
+@pytest.mark.slow
+def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
+    # A process of its own: the benchmark builds its own databases and starts the server and
+    # the worker, as `python -m bench.speed` does.
+    output = tmp_path / "speed.json"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
+    env.pop("Q_SYNC", None)
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.speed", "--smoke", "--output", str(output)],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    results = json.loads(output.read_text())
+    (size,) = results["sizes"].values()
+    for mode in ("retrieval", "full"):
+        latency = size["latency"][mode]
+        assert latency["n"] == 20
+        assert 0 < latency["p50_ms"] <= latency["p95_ms"] <= latency["p99_ms"]
+        assert latency["stages"] == {"memory+messages": 20}
+        # The same number of database round-trips whatever topK is.
+        assert len(set(size["round_trips"][mode].values())) == 1, size["round_trips"]
+    assert size["latency"]["query_embedding"]["p50_ms"] > 0
+    assert size["web_peak_rss_mb"] > 0
+    assert {batch: figures["messages"] for batch, figures in results["ingest"].items()} == {
+        "1": 10,
+        "10": 20,
+        "100": 200,
+    }
+    worker = results["worker"]
+    assert worker["messages"] == 230 + 1  # and the warm-up message
+    assert worker["worker_embeddings_per_second"] > 0 and worker["raw_model_embeddings_per_second"] > 0
+    assert "| retrieval |" in completed.stdout

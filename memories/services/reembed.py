@@ -64,6 +64,10 @@ def reembed_column_dimensions(*, kind: str, column: str = "embedding") -> int | 
     return None if row is None else row[0]
 
 
+# A row must fit in an 8 kB page (migrations/0003_embedding_storage_plain.py).
+_PLAIN_MAX_DIMENSIONS = 1536
+
+
 def reembed_prepare(*, kind: str, dimensions: int) -> None:
     """Add the shadow columns for ``dimensions``-long vectors (replacing shadow columns of another size)."""
     table = connection.ops.quote_name(_table(kind))
@@ -80,6 +84,9 @@ def reembed_prepare(*, kind: str, dimensions: int) -> None:
             "ADD COLUMN IF NOT EXISTS embedding_model_next varchar(200) NOT NULL DEFAULT '', "
             "ADD COLUMN IF NOT EXISTS embedding_next_at timestamptz"
         )
+        # As the live column (migration 0003): vectors that fit stay in the row, out of TOAST.
+        if dimensions <= _PLAIN_MAX_DIMENSIONS:
+            cursor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding_next SET STORAGE PLAIN")
 
 
 def _pending_condition(kind: str, model_name: str) -> tuple[str, list[object]]:
@@ -186,3 +193,6 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_next TO embedding")
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_model_next TO embedding_model")
             cursor.execute(f"ALTER INDEX {index}_next RENAME TO {index}")
+        # Dropping the old column dropped the partial index on it (models.Message.Meta.indexes).
+        message_table = connection.ops.quote_name(_table("message"))
+        cursor.execute(f"CREATE INDEX IF NOT EXISTS message_unembedded ON {message_table} (id) WHERE embedding IS NULL")
