@@ -326,7 +326,7 @@ def _fill(*, messages: int, users: int, source: Path, seed: int) -> dict[str, fl
     with conn.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '4GB'")
         cursor.execute("SET max_parallel_maintenance_workers = 1")
-        for index_name, definition in tqdm(indexes, desc="indexes", unit="index"):
+        for _, definition in tqdm(indexes, desc="indexes", unit="index"):
             cursor.execute(definition)
         for table in tables:
             cursor.execute(f"VACUUM ANALYZE {table}")

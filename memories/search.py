@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 from contextlib import nullcontext
-from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
+from functools import lru_cache
 
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
