@@ -27,14 +27,11 @@ from datetime import UTC, date, datetime, time, timedelta, timezone
 from functools import lru_cache
 
 from django.conf import settings
-from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.core.exceptions import ValidationError
 from django.db import DataError, connection, models, transaction
-from django.db.models.expressions import RawSQL
-from pgvector.django import CosineDistance
 
 from memories.llm import Usage, get_chat_model, get_embedder
-from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Summary
+from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
 from memories.selectors import user_ids_for
 
 __all__ = [
@@ -149,39 +146,45 @@ class SearchFilter:
     def is_empty(self) -> bool:
         return self.channel is None and self.start is None and self.end is None
 
-    def messages(self) -> models.Q:
-        q = models.Q()
-        if self.channel:
-            q &= models.Q(channel=self.channel)
-        if self.start:
-            q &= models.Q(created_at__gte=self.start)
-        if self.end:
-            q &= models.Q(created_at__lt=self.end)
-        return q
+    def params(self) -> dict[str, object]:
+        """The named parameters the ``*_sql`` conditions use."""
+        return {
+            "channel": self.channel,
+            "start": self.start,
+            "end": self.end,
+            "first_day": self.first_day,
+            "last_day": self.last_day,
+        }
 
-    def summaries(self) -> models.Q:
+    def messages_sql(self) -> str:
+        """SQL condition on ``memories_message`` rows (``TRUE`` when unfiltered)."""
+        return _all(
+            self.channel and "channel = %(channel)s",
+            self.start and "created_at >= %(start)s",
+            self.end and "created_at < %(end)s",
+        )
+
+    def summaries_sql(self) -> str:
         """Summaries whose covered time overlaps the window."""
-        q = models.Q()
-        if self.channel:
-            q &= models.Q(session__channel=self.channel)
-        if self.start:
-            q &= models.Q(covers_until__gte=self.start)
-        if self.end:
-            q &= models.Q(covers_from__lt=self.end)
-        return q
+        return _all(
+            self.channel and f"session_id IN (SELECT id FROM {Session._meta.db_table} WHERE channel = %(channel)s)",
+            self.start and "covers_until >= %(start)s",
+            self.end and "covers_from < %(end)s",
+        )
 
-    def diaries(self) -> models.Q | None:
+    def diaries_sql(self) -> str | None:
+        """Diaries in the window; ``None`` (no diary at all) under a channel filter."""
         if self.channel:
             return None
-        q = models.Q()
-        if self.first_day:
-            q &= models.Q(diary_date__gte=self.first_day)
-        if self.last_day:
-            q &= models.Q(diary_date__lte=self.last_day)
-        return q
+        return _all(self.first_day and "diary_date >= %(first_day)s", self.last_day and "diary_date <= %(last_day)s")
 
-    def knowledge(self) -> models.Q | None:
-        return models.Q() if self.is_empty else None
+    def knowledge_sql(self) -> str | None:
+        """``None`` (no knowledge at all) under any filter: knowledge has no channel or time."""
+        return "TRUE" if self.is_empty else None
+
+
+def _all(*conditions: object) -> str:
+    return " AND ".join(str(c) for c in conditions if c) or "TRUE"
 
 
 def search_memories(
@@ -296,6 +299,9 @@ def retrieve_memory(
 ) -> list[Hit]:
     """Stage 1: the ``top_k`` summaries, knowledge and diary entries nearest to ``vector``.
 
+    One statement: a vector ranking per kind (``_vector_ranking``), each row joined to
+    what its label needs.
+
     Args:
         user_ids: primary keys of the end users searched.
         vector: the query embedding.
@@ -303,28 +309,43 @@ def retrieve_memory(
         include_shared: also rank system-wide knowledge.
         multi_user: name the user in each block's label.
         search_filter: channel and conversation-time window.
+
+    Raises:
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     search_filter = search_filter or SearchFilter()
-    owner = models.Q(user_id__in=user_ids)
-    summaries = _nearest(
-        Summary.objects.select_related("session", "user"), owner & search_filter.summaries(), vector, top_k
-    )
-    knowledge: list[Knowledge] = []
-    if (knowledge_filter := search_filter.knowledge()) is not None:
-        knowledge_owner = (owner | models.Q(user__isnull=True) if include_shared else owner) & models.Q(
-            status=KnowledgeStatus.ACTIVE
+    owner = "user_id = ANY(%(user_ids)s)"
+    rankings = [_vector_ranking("summaries", Summary, f"{owner} AND {search_filter.summaries_sql()}", top_k)]
+    selects = [
+        f"""SELECT 'summary', r.id, r.embedding_model, r.distance, s.content, u.external_id,
+                   se.external_id, s.covers_from, s.covers_until, NULL::date
+            FROM summaries r JOIN {Summary._meta.db_table} s ON s.id = r.id
+            JOIN {EndUser._meta.db_table} u ON u.id = s.user_id
+            JOIN {Session._meta.db_table} se ON se.id = s.session_id"""
+    ]
+    if (knowledge_filter := search_filter.knowledge_sql()) is not None:
+        knowledge_owner = f"({owner} OR user_id IS NULL)" if include_shared else owner
+        scope = f"{knowledge_owner} AND status = '{KnowledgeStatus.ACTIVE}' AND {knowledge_filter}"
+        rankings.append(_vector_ranking("knowledge", Knowledge, scope, top_k))
+        selects.append(
+            f"""SELECT 'knowledge', r.id, r.embedding_model, r.distance, k.content, u.external_id,
+                       NULL, NULL, k.updated_at, NULL
+                FROM knowledge r JOIN {Knowledge._meta.db_table} k ON k.id = r.id
+                LEFT JOIN {EndUser._meta.db_table} u ON u.id = k.user_id"""
         )
-        knowledge = _nearest(
-            Knowledge.objects.select_related("user"), knowledge_owner & knowledge_filter, vector, top_k
+    if (diary_filter := search_filter.diaries_sql()) is not None:
+        rankings.append(_vector_ranking("diaries", Diary, f"{owner} AND {diary_filter}", top_k))
+        selects.append(
+            f"""SELECT 'diary', r.id, r.embedding_model, r.distance, d.content, u.external_id,
+                       NULL, NULL, NULL, d.diary_date
+                FROM diaries r JOIN {Diary._meta.db_table} d ON d.id = r.id
+                JOIN {EndUser._meta.db_table} u ON u.id = d.user_id"""
         )
-    diaries: list[Diary] = []
-    if (diary_filter := search_filter.diaries()) is not None:
-        diaries = _nearest(Diary.objects.select_related("user"), owner & diary_filter, vector, top_k)
-    hits = (
-        [_summary_hit(s, multi_user) for s in summaries]
-        + [_knowledge_hit(k, multi_user) for k in knowledge]
-        + [_diary_hit(d, multi_user) for d in diaries]
-    )
+    sql = f"WITH {_QUERY_VECTOR}, {', '.join(rankings)} " + " UNION ALL ".join(selects)
+    rows = _fetch(sql, {**search_filter.params(), **_vector_params(vector), "user_ids": user_ids}, Summary)
+    if any(row[2] != settings.EMBEDDING_MODEL for row in rows):
+        raise _reembedding_needed({"summary": Summary, "knowledge": Knowledge, "diary": Diary}[rows[0][0]])
+    hits = [_memory_hit(row, multi_user) for row in rows]
     return sorted(hits, key=lambda h: -(h.score or 0.0))[:top_k]
 
 
@@ -342,6 +363,8 @@ def retrieve_messages(
 ) -> list[Hit]:
     """Stage 2: the ``top_k`` messages by fused vector and full-text rankings, with their neighbours.
 
+    One statement (``_MESSAGES_SQL``):
+
     1. Each ranking (cosine over embeddings; ``ts_rank`` over the full-text column) contributes
        its best ``candidate_pool(top_k)`` messages; a message scores ``sum(1 / (k + rank))``
        over the rankings it appears in (reciprocal rank fusion, k = 10).
@@ -351,32 +374,110 @@ def retrieve_messages(
        similarity to the query (``None`` without a current vector).
 
     The constants were chosen on the development LoCoMo file (README, *Benchmarks*).
+
+    Raises:
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
+    search_filter = search_filter or SearchFilter()
     pool = candidate_pool(top_k)
-    owner = models.Q(user_id__in=user_ids) & (search_filter or SearchFilter()).messages()
-    by_vector = _nearest(Message.objects.all(), owner, vector, pool, only_ids=True)
-    by_text = _full_text(owner, query, pool)
-    fused: dict[int, float] = {}
-    for ranking in (by_vector, by_text):
-        for rank, pk in enumerate(ranking, start=1):
-            fused[pk] = fused.get(pk, 0.0) + 1.0 / (_RRF_K + rank)
-    links = _neighbour_links(list(fused))
-    scores = {
-        pk: score + _NEIGHBOUR_WEIGHT * sum(fused.get(n, 0.0) for n in links.get(pk, ()) if n is not None)
-        for pk, score in fused.items()
-    }
-    best = sorted(scores, key=lambda pk: -scores[pk])[:top_k]
-    # The hits and their neighbouring turns in one query.
-    shown = {n for pk in best for n in links.get(pk, ()) if n is not None} | set(best)
-    current_vector = models.Q(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
-    rows = (
-        Message.objects.filter(pk__in=shown)
-        .select_related("session", "user")
-        .defer("embedding")
-        .annotate(distance=models.Case(models.When(current_vector, then=_cosine_distance(vector))))
-        .in_bulk()
+    scope = f"user_id = ANY(%(user_ids)s) AND {search_filter.messages_sql()}"
+    sql = _MESSAGES_SQL.format(
+        query_vector=_QUERY_VECTOR,
+        message=Message._meta.db_table,
+        session=Session._meta.db_table,
+        user=EndUser._meta.db_table,
+        scope=scope,
+        vector_ranking=_vector_ranking("by_vector", Message, scope, pool),
     )
-    return [_message_hit(rows[pk], multi_user, _context(pk, links, rows)) for pk in best if pk in rows]
+    params = {
+        **search_filter.params(),
+        **_vector_params(vector),
+        "user_ids": user_ids,
+        "words": sorted(set(re.findall(r"\w+", query.lower()))),
+        "common_word_share": _COMMON_WORD_SHARE,
+        "pool": pool,
+        "rrf_k": _RRF_K,
+        "neighbour_weight": _NEIGHBOUR_WEIGHT,
+        "top_k": top_k,
+    }
+    turns = _fetch(sql, params, Message, raw=True)
+    if turns and turns[0].stale_vectors:
+        raise _reembedding_needed(Message)
+    shown: dict[int, list[Message]] = {}
+    for turn in turns:
+        shown.setdefault(turn.hit_id, []).append(turn)
+    return [
+        _message_hit(next(t for t in context if t.pk == hit_id), multi_user, tuple(context))
+        for hit_id, context in shown.items()
+    ]
+
+
+# Stage 2 as one statement. Named parameters: see ``retrieve_messages``; {scope} is the
+# condition on the searched messages, {vector_ranking} defines ``by_vector``.
+_MESSAGES_SQL = """
+WITH {query_vector}, {vector_ranking},
+-- The searched messages' words, for the full-text ranking. "|| ''": a copy, so that a
+-- TOASTed tsvector is fetched once here rather than at each use below.
+scoped AS MATERIALIZED (SELECT id, search_vector || ''::tsvector AS search_vector FROM {message} WHERE {scope}),
+words AS MATERIALIZED (SELECT plainto_tsquery('english', word) AS q FROM unnest(%(words)s::text[]) AS word),
+-- ts_rank has no inverse document frequency, so a query word found in more than a tenth of
+-- the scoped messages (a speaker's name, "like", ...) would outweigh the rare words that
+-- matter: such words are left out, unless every word is that common.
+counts AS MATERIALIZED (SELECT q, (SELECT count(*) FROM scoped WHERE search_vector @@ q) AS n FROM words),
+text_query AS (
+    SELECT coalesce(
+        string_agg('(' || q::text || ')', ' | ')
+            FILTER (WHERE n > 0 AND n <= %(common_word_share)s * (SELECT count(*) FROM scoped)),
+        string_agg('(' || q::text || ')', ' | ') FILTER (WHERE q::text <> '')
+    )::tsquery AS q
+    FROM counts
+),
+by_text AS (
+    SELECT id, row_number() OVER (ORDER BY ts_rank(search_vector, text_query.q) DESC, id) AS rank
+    FROM scoped, text_query WHERE search_vector @@ text_query.q
+    ORDER BY rank LIMIT %(pool)s
+),
+-- Reciprocal rank fusion; ties go to the vector ranking's order, then the full-text one's.
+fused AS (
+    SELECT id, sum(1.0::float8 / (%(rrf_k)s + rank)) AS score, min(vector_rank) AS vector_rank,
+           min(text_rank) AS text_rank
+    FROM (
+        SELECT id, rank, rank AS vector_rank, NULL::bigint AS text_rank
+        FROM (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM by_vector) AS v
+        UNION ALL
+        SELECT id, rank, NULL, rank FROM by_text
+    ) AS ranks
+    GROUP BY id
+),
+-- The turns just before and after each candidate in its session.
+links AS (
+    SELECT id, prev_id, next_id FROM (
+        SELECT id, LAG(id) OVER w AS prev_id, LEAD(id) OVER w AS next_id FROM {message}
+        WHERE session_id IN (SELECT session_id FROM {message} WHERE id IN (SELECT id FROM fused))
+        WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)
+    ) AS ordered
+    WHERE id IN (SELECT id FROM fused)
+),
+best AS (
+    SELECT f.id, l.prev_id, l.next_id, row_number() OVER (
+        ORDER BY f.score + %(neighbour_weight)s::float8 * (coalesce(p.score, 0) + coalesce(n.score, 0)) DESC,
+                 f.vector_rank NULLS LAST, f.text_rank
+    ) AS position
+    FROM fused f LEFT JOIN links l ON l.id = f.id
+    LEFT JOIN fused p ON p.id = l.prev_id LEFT JOIN fused n ON n.id = l.next_id
+    ORDER BY position LIMIT %(top_k)s
+)
+-- Each hit (hit_id = id) with its neighbouring turns, hits best first, turns in order.
+SELECT m.id, m.user_id, m.session_id, m.external_id, m.role, m.content, m.channel, m.metadata,
+       m.created_at, m.received_at, m.embedding_model, best.id AS hit_id,
+       se.external_id AS session_external_id, u.external_id AS user_external_id,
+       CASE WHEN m.embedding_model = %(embedding_model)s THEN m.embedding <=> (SELECT v FROM query) END
+           AS distance,
+       (SELECT coalesce(bool_or(embedding_model <> %(embedding_model)s), FALSE) FROM by_vector) AS stale_vectors
+FROM best JOIN {message} m ON m.id IN (best.prev_id, best.id, best.next_id)
+JOIN {session} se ON se.id = m.session_id JOIN {user} u ON u.id = m.user_id
+ORDER BY best.position, m.created_at, m.id
+"""
 
 
 def candidate_pool(top_k: int) -> int:
@@ -384,123 +485,89 @@ def candidate_pool(top_k: int) -> int:
     return max(_MIN_CANDIDATES, _CANDIDATES_PER_TOP_K * top_k)
 
 
-def _full_text(owner: models.Q, query: str, limit: int) -> list[int]:
-    """Message ids ranked by ``ts_rank`` for any of the query's informative words (English stemming, OR).
-
-    ``ts_rank`` has no inverse document frequency, so a word found in more than 10% of the
-    scoped messages (a speaker's name, "like", ...) would outweigh the rare words that
-    matter: such words are left out, unless every word is that common.
-    """
-    words = sorted(set(re.findall(r"\w+", query.lower())))
-    if not words:
-        return []
-    scoped = Message.objects.filter(owner)
-    counts = scoped.aggregate(
-        total=models.Count("pk"),
-        **{
-            f"w{i}": models.Count("pk", filter=models.Q(search_vector=SearchQuery(w, config="english")))
-            for i, w in enumerate(words)
-        },
-    )
-    informative = [w for i, w in enumerate(words) if 0 < counts[f"w{i}"] <= _COMMON_WORD_SHARE * counts["total"]]
-    search_query = SearchQuery(" | ".join(informative or words), search_type="raw", config="english")
-    return list(
-        scoped.filter(search_vector=search_query)
-        .annotate(rank=SearchRank(models.F("search_vector"), search_query))
-        .order_by("-rank", "pk")
-        .values_list("pk", flat=True)[:limit]
-    )
-
-
-def _neighbour_links(message_ids: list[int]) -> dict[int, tuple[int | None, int | None]]:
-    """For each message, the ids of the turns just before and after it in its session."""
-    if not message_ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT id, prev_id, next_id FROM (
-                SELECT id, LAG(id) OVER w AS prev_id, LEAD(id) OVER w AS next_id
-                FROM {Message._meta.db_table}
-                WHERE session_id IN (SELECT session_id FROM {Message._meta.db_table} WHERE id = ANY(%s))
-                WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)
-            ) AS ordered WHERE id = ANY(%s)
-            """,
-            [message_ids, message_ids],
-        )
-        return {pk: (prev_id, next_id) for pk, prev_id, next_id in cursor.fetchall()}
-
-
-def _context(
-    message_id: int, links: dict[int, tuple[int | None, int | None]], rows: dict[int, Message]
-) -> tuple[Message, ...]:
-    """The message with the turns just before and after it, in order (those in ``rows``)."""
-    prev_id, next_id = links.get(message_id, (None, None))
-    return tuple(rows[i] for i in (prev_id, message_id, next_id) if i is not None and i in rows)
-
-
 # --- Vector retrieval ----------------------------------------------------------------
+
+# The query vector, converted once per statement (``query.v``).
+_QUERY_VECTOR = "query AS (SELECT %(vector)s::vector AS v)"
+
+
+def _vector_ranking(name: str, model: type[models.Model], scope: str, top_k: int) -> str:
+    """SQL of common table expressions defining ``name``: ``(id, embedding_model, distance)`` of
+    the ``top_k`` rows of ``model``'s table matching ``scope`` nearest to ``query.v``.
+
+    Exact whatever the scope, in the one statement:
+
+    - A scope of up to ``EXACT_SEARCH_MAX_ROWS`` embedded rows (one end user's memory, nearly
+      always) is ranked exactly: the rows come from the B-tree on ``user_id`` and are sorted
+      by distance ("+ 0": an ORDER BY the HNSW index cannot serve).
+    - A larger scope uses the HNSW index (``{name}_hnsw``). HNSW visits ``hnsw.ef_search``
+      candidates and filters afterwards, so under a selective filter it can return fewer
+      than ``top_k`` rows (pgvector 0.6 README, "Filtering"); then the exact ranking runs too.
+
+    Which branch runs is decided by uncorrelated subqueries PostgreSQL evaluates once
+    (``EXISTS (... OFFSET EXACT_SEARCH_MAX_ROWS)``, the HNSW row count); the plan shows the
+    other branch as "never executed". Vectors of every model are ranked: the caller checks
+    ``embedding_model`` and refuses a mix.
+    """
+    table = model._meta.db_table
+    rows = f"FROM {table} WHERE {scope} AND embedding IS NOT NULL"
+    distance = "embedding <=> (SELECT v FROM query)"
+    return f"""
+{name}_large AS (SELECT EXISTS (SELECT 1 {rows} OFFSET %(exact_search_max_rows)s) AS large),
+{name}_hnsw AS MATERIALIZED (
+    SELECT id, embedding_model, {distance} AS distance {rows} AND (SELECT large FROM {name}_large)
+    ORDER BY {distance} LIMIT {int(top_k)}
+),
+{name} AS (
+    SELECT * FROM {name}_hnsw WHERE (SELECT count(*) FROM {name}_hnsw) >= {int(top_k)}
+    UNION ALL (
+        SELECT id, embedding_model, {distance} AS distance {rows}
+        AND (SELECT count(*) FROM {name}_hnsw) < {int(top_k)}
+        ORDER BY ({distance}) + 0 LIMIT {int(top_k)}
+    )
+)"""
 
 
 def _nearest(
-    queryset: models.QuerySet, owner: models.Q, vector: list[float], top_k: int, *, only_ids: bool = False
-) -> list:
-    """The ``top_k`` rows (or their ids) nearest to ``vector`` by cosine distance among the scoped rows.
-
-    One statement, whatever ``top_k``. Scopes of up to ``EXACT_SEARCH_MAX_ROWS`` embedded rows
-    (one end user's memory, nearly always) are ranked exactly: the user's rows come from the
-    B-tree on ``user_id`` and are sorted by distance, which is exact and cheap at that size. A
-    larger scope uses the HNSW index. The choice is made inside the statement: an uncorrelated
-    ``EXISTS (... OFFSET EXACT_SEARCH_MAX_ROWS)`` that PostgreSQL evaluates once, and whichever
-    branch of the ``UNION ALL`` it rules out is not run.
-
-    HNSW visits ``hnsw.ef_search`` candidates and filters afterwards, so under a selective
-    filter it can return fewer than ``top_k`` rows (pgvector 0.6 README, "Filtering"); when the
-    HNSW branch comes back short, the exact ranking is run as a second statement.
-
-    Vectors of every model are ranked; if one made by another model than the configured one
-    is among the nearest, the ranking is meaningless and ``ReembeddingNeeded`` is raised
-    rather than mixing (likewise for a dimension mismatch).
+    *, model: type[models.Model], scope: str, params: dict[str, object], vector: list[float], top_k: int
+) -> list[int]:
+    """Ids of the ``top_k`` rows of ``model`` matching the SQL condition ``scope`` nearest to ``vector``, nearest first.
 
     Raises:
-        ReembeddingNeeded: scoped vectors were made by another embedding model.
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
-    scoped = queryset.filter(owner, embedding__isnull=False).defer("embedding")
-    large = models.Exists(
-        queryset.model.objects.filter(owner, embedding__isnull=False).values("pk")[
-            settings.EXACT_SEARCH_MAX_ROWS : settings.EXACT_SEARCH_MAX_ROWS + 1
-        ]
-    )
-    distance = _cosine_distance(vector)
-    # "+ 0": an ORDER BY the HNSW index cannot serve, so the planner sorts the user's rows.
-    exact = scoped.annotate(distance=distance, by_hnsw=models.Value(False)).order_by(distance + 0)
-    approximate = scoped.filter(large).annotate(distance=distance, by_hnsw=models.Value(True)).order_by("distance")
-    if only_ids:
-        exact, approximate = (
-            q.values_list("pk", "embedding_model", "distance", "by_hnsw") for q in (exact, approximate)
-        )
+    ranking = _vector_ranking("ranked", model, scope, top_k)
+    sql = f"WITH {_QUERY_VECTOR}, {ranking} SELECT id, embedding_model FROM ranked ORDER BY distance, id"
+    rows = _fetch(sql, {**params, **_vector_params(vector)}, model)
+    if any(row[1] != settings.EMBEDDING_MODEL for row in rows):
+        raise _reembedding_needed(model)
+    return [row[0] for row in rows]
+
+
+def _vector_params(vector: list[float]) -> dict[str, object]:
+    return {
+        "vector": _vector_literal(vector),
+        "exact_search_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
+        "embedding_model": settings.EMBEDDING_MODEL,
+    }
+
+
+def _fetch(sql: str, params: dict[str, object], model: type[models.Model], *, raw: bool = False) -> list:
+    """Run one statement: tuples, or ``model`` instances with extra columns as attributes (``raw``).
+
+    Raises:
+        ReembeddingNeeded: pgvector refused to compare vectors of different dimensions.
+    """
     # In an outer transaction a failed statement would abort it: keep the error in a savepoint.
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            rows = list(exact.filter(~large)[:top_k].union(approximate[:top_k], all=True).order_by("distance"))
-            # Short: the scope is small (fine), or HNSW lost rows to the filter (rank exactly).
-            by_hnsw = (rows[0][3] if only_ids else rows[0].by_hnsw) if rows else _is_large(queryset.model, owner)
-            if len(rows) < top_k and by_hnsw:
-                rows = list(exact[:top_k])
+            if raw:
+                return list(model.objects.raw(sql, params))
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
     except DataError as exc:  # pgvector: "different vector dimensions 384 and 1536"
-        raise _reembedding_needed(queryset.model) from exc
-    if any((row[1] if only_ids else row.embedding_model) != settings.EMBEDDING_MODEL for row in rows):
-        raise _reembedding_needed(queryset.model)
-    return [row[0] for row in rows] if only_ids else rows
-
-
-def _cosine_distance(vector: list[float]) -> CosineDistance:
-    """``embedding <=> '[...]'::vector``, the query vector written out once as a literal parameter.
-
-    pgvector's ``CosineDistance("embedding", vector)`` converts the list again each time the
-    expression is compiled (about 0.3 ms for 384 floats, several times per statement).
-    """
-    return CosineDistance("embedding", RawSQL("%s::vector", (_vector_literal(vector),)))
+        raise _reembedding_needed(model) from exc
 
 
 @lru_cache(maxsize=8)
@@ -509,12 +576,8 @@ def _vector_literal_cached(vector: tuple[float, ...]) -> str:
 
 
 def _vector_literal(vector: list[float]) -> str:
+    """``'[...]'``, the text form of a pgvector ``vector`` (cached: the stages share one query vector)."""
     return _vector_literal_cached(tuple(vector))
-
-
-def _is_large(model: type[models.Model], owner: models.Q) -> bool:
-    """Whether the scope has more than ``EXACT_SEARCH_MAX_ROWS`` embedded rows (it was searched by HNSW)."""
-    return model.objects.filter(owner, embedding__isnull=False)[settings.EXACT_SEARCH_MAX_ROWS :].exists()
 
 
 def _reembedding_needed(model: type[models.Model]) -> ReembeddingNeeded:
@@ -535,52 +598,34 @@ def _who(user: object, multi_user: bool) -> str:
     return f" | user {user}" if multi_user else ""
 
 
-def _summary_hit(summary: Summary, multi_user: bool) -> Hit:
-    label = (
-        f"[summary | session {summary.session.external_id}{_who(summary.user, multi_user)} | "
-        f"{_when(summary.covers_from)} to {_when(summary.covers_until)}]"
-    )
+def _memory_hit(row: tuple, multi_user: bool) -> Hit:
+    """A stage-1 row: ``(kind, id, embedding_model, distance, content, user external id,
+    session external id, covers_from, covers_until or updated_at, diary_date)``."""
+    kind, pk, _, distance, content, user, session, covers_from, until, diary_date = row
+    if kind == "summary":
+        label = f"[summary | session {session}{_who(user, multi_user)} | {_when(covers_from)} to {_when(until)}]"
+        conversation_time = covers_from
+    elif kind == "knowledge":
+        label = f"[knowledge | {f'user {user}' if user else 'shared'} | updated {_when(until)}]"
+        conversation_time = None
+    else:
+        label = f"[diary | {diary_date.isoformat()}{_who(user, multi_user)}]"
+        conversation_time = datetime.combine(diary_date, time.min, tzinfo=UTC)
     return Hit(
-        kind="summary",
-        id=summary.pk,
-        score=1 - summary.distance,
-        content=summary.content,
-        block=f"{label}\n{summary.content}",
-        user_id=summary.user.external_id,
-        conversation_time=summary.covers_from,
-        session_id=summary.session.external_id,
-    )
-
-
-def _knowledge_hit(knowledge: Knowledge, multi_user: bool) -> Hit:
-    owner = f"user {knowledge.user}" if knowledge.user_id else "shared"
-    label = f"[knowledge | {owner} | updated {_when(knowledge.updated_at)}]"
-    return Hit(
-        kind="knowledge",
-        id=knowledge.pk,
-        score=1 - knowledge.distance,
-        content=knowledge.content,
-        block=f"{label}\n{knowledge.content}",
-        user_id=knowledge.user.external_id if knowledge.user_id else "",
-    )
-
-
-def _diary_hit(diary: Diary, multi_user: bool) -> Hit:
-    label = f"[diary | {diary.diary_date.isoformat()}{_who(diary.user, multi_user)}]"
-    return Hit(
-        kind="diary",
-        id=diary.pk,
-        score=1 - diary.distance,
-        content=diary.content,
-        block=f"{label}\n{diary.content}",
-        user_id=diary.user.external_id,
-        conversation_time=datetime.combine(diary.diary_date, time.min, tzinfo=UTC),
+        kind=kind,
+        id=pk,
+        score=1 - distance,
+        content=content,
+        block=f"{label}\n{content}",
+        user_id=user or "",
+        conversation_time=conversation_time,
+        session_id=session,
     )
 
 
 def _message_hit(message: Message, multi_user: bool, context: tuple[Message, ...] = ()) -> Hit:
     label = (
-        f"[message | session {message.session.external_id}{_who(message.user, multi_user)} | "
+        f"[message | session {message.session_external_id}{_who(message.user_external_id, multi_user)} | "
         f"{_when(message.created_at)} | {message.speaker} ({message.role})]"
     )
     lines = [("> " if turn.pk == message.pk else "") + turn.embedding_text for turn in context or (message,)]
@@ -590,7 +635,7 @@ def _message_hit(message: Message, multi_user: bool, context: tuple[Message, ...
         score=1 - message.distance if message.distance is not None else None,
         content=message.content,
         block=label + "\n" + "\n".join(lines),
-        user_id=message.user.external_id,
+        user_id=message.user_external_id,
         conversation_time=message.created_at,
-        session_id=message.session.external_id,
+        session_id=message.session_external_id,
     )
