@@ -74,9 +74,17 @@ EMBEDDED_DB_DIR = BASE_DIR / env.str("EMBEDDED_DB_DIR", default="var/postgres")
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db_url("DATABASE_URL")}
 else:
-    from memoryproject.embedded_db import embedded_database_url
+    from memoryproject.embedded_db import default_shared_buffers_mb, embedded_database_url
 
-    DATABASES = {"default": env.db_url_config(embedded_database_url(data_dir=EMBEDDED_DB_DIR))}
+    # PostgreSQL's buffer cache of the embedded server, MiB (default: a quarter of the memory).
+    EMBEDDED_DB_SHARED_BUFFERS_MB = int(
+        env.str("EMBEDDED_DB_SHARED_BUFFERS_MB", default="") or default_shared_buffers_mb()
+    )
+    DATABASES = {
+        "default": env.db_url_config(
+            embedded_database_url(data_dir=EMBEDDED_DB_DIR, shared_buffers_mb=EMBEDDED_DB_SHARED_BUFFERS_MB)
+        )
+    }
     # pgserver's URL names its socket directory as a query parameter; Django wants HOST.
     DATABASES["default"]["HOST"] = DATABASES["default"].pop("OPTIONS", {}).get("host", "")
 # 0 under ASGI: Django's docs advise against persistent connections there (each request may

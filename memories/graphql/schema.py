@@ -7,12 +7,19 @@ Who may act on which end user is checked once, for every field, by ``UserScopeEx
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import lru_cache
 
 import strawberry
 import strawberry_django
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    AddValidationRules,
+    MaxAliasesLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.scalars import JSON
 from strawberry_django.optimizer import DjangoOptimizerExtension
 
@@ -280,13 +287,32 @@ class Mutation:
         )
 
 
+@lru_cache(maxsize=8)
+def _limit_rules(max_depth: int, max_aliases: int) -> list:
+    """The depth and alias limits' validation rules, made once per pair of limits.
+
+    Each limiter makes a new rule class; made per request, they would never match the
+    validation cache's key (the document and its rules).
+    """
+    return [
+        *QueryDepthLimiter(max_depth=max_depth).validation_rules,
+        *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
+    ]
+
+
+# A frontend sends the same few documents again and again: parse and validate each once
+# (about 2 ms per request). The caches are bounded LRU caches (Strawberry's ParserCache and
+# ValidationCache), so distinct documents cannot grow memory without limit.
+DOCUMENT_CACHE_SIZE = 256
+
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
     extensions=[
         DjangoOptimizerExtension,
-        lambda: QueryDepthLimiter(max_depth=settings.MAX_QUERY_DEPTH),
-        lambda: MaxAliasesLimiter(max_alias_count=settings.MAX_ALIASES),
+        lambda: AddValidationRules(_limit_rules(settings.MAX_QUERY_DEPTH, settings.MAX_ALIASES)),
+        lambda: ParserCache(maxsize=DOCUMENT_CACHE_SIZE),
+        lambda: ValidationCache(maxsize=DOCUMENT_CACHE_SIZE),
         UserScopeExtension,
         StableErrors,
     ],
