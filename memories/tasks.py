@@ -30,12 +30,14 @@ _SWEEP_EMBED_LIMIT = 5000
 def embed_rows(kind: str, ids: list[int]) -> int:
     """Embed the rows of ``kind`` with these ids that still need it. Returns how many were embedded.
 
-    New messages are embedded in full model batches, topped up with other new messages
-    (``messages_embed_claimed``); a row with a vector of another model (a configuration
-    change) is embedded again as well.
+    Messages are embedded in full model batches, topped up with other new messages, and
+    never twice at once by concurrent workers (``messages_embed_claimed``); other kinds with
+    ``embeddings_fill``. A row with a vector of another model (a configuration change) is
+    embedded again as well.
     """
-    done = messages_embed_claimed(ids=ids) if kind == "message" else 0
-    return done + embeddings_fill(kind=kind, ids=ids)
+    if kind == "message":
+        return messages_embed_claimed(ids=ids)
+    return embeddings_fill(kind=kind, ids=ids)
 
 
 def summarize_session(session_id: int, force: bool = False) -> int | None:

@@ -6,6 +6,7 @@ is started in ``EMBEDDED_DB_DIR``; with no ``OPENAI_API_KEY`` the offline models
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")
+
+# This process is the background worker (`manage.py qcluster`, which forks its worker processes).
+IN_WORKER = "qcluster" in sys.argv
 
 SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me")
 DEBUG = env.bool("DEBUG", default=False)
@@ -93,7 +97,15 @@ else:
 # milliseconds per request. Not in the worker: it forks its processes, and a pool's open
 # connections must not cross a fork.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
-DATABASE_POOL = env.bool("DATABASE_POOL", default="qcluster" not in sys.argv)
+DATABASE_POOL = env.bool("DATABASE_POOL", default=not IN_WORKER)
+if IN_WORKER and not env.bool("Q_SYNC", default=False):
+    # Each worker process runs one task at a time in one thread, and django-q2 closes every
+    # connection before it forks (unless in sync mode): a connection can live across tasks
+    # there. A new one per task (and per queue poll, and per result saved) cost more than the
+    # tasks themselves when most find their messages already embedded. Health checks replace
+    # a connection that broke while idle before a task uses it.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("WORKER_CONN_MAX_AGE", default=600)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASE_POOL:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
@@ -142,7 +154,17 @@ EMBEDDING_MODEL = env.str(
 EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
 # Sent to the OpenAI API as `dimensions` only when set (other servers may reject it).
 OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=None)
+# Texts per embedding call (per request with openai); the worker claims this many new
+# messages per call (memories/services/embeddings.py).
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+# CPU threads of the local model per process; 0: automatic, which is every core in the web
+# process and cores // Q_WORKERS in each worker process. Torch's threads spin while they
+# wait for one another: 2 worker processes of 2 threads each on 2 cores embedded 1.6x
+# slower than 2 of 1 thread.
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0) or (
+    max(1, _CORES // env.int("Q_WORKERS", default=2)) if IN_WORKER else _CORES
+)
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 
 # --- Memory behaviour -----------------------------------------------------------------
@@ -187,7 +209,16 @@ Q_CLUSTER = {
     "catch_up": False,
     "sync": env.bool("Q_SYNC", default=False),
     "poll": 0.5,
-    "save_limit": 1000,
+    # A worker process is replaced after this many tasks (django-q2's default is 500), and the
+    # new one loads the embedding model again (2-7 s of CPU): most embedding tasks take
+    # milliseconds, as another task has already embedded their messages.
+    "recycle": 10000,
+    # Successful tasks are not stored; failures always are (the admin lists them, with their
+    # attempts). Most tasks are embedding tasks that find their messages already embedded,
+    # and storing each success cost a write plus django-q2 reading every kept success to
+    # prune them (43 ms per task with 1000 kept, 8 with 100): 9% of the worker's embedding
+    # throughput in the speed benchmark, with 100 kept.
+    "save_limit": -1,
 }
 
 STRAWBERRY_DJANGO = {

@@ -149,3 +149,77 @@ def test_summaries_of_a_user(add_messages, gql):
         }
     ]
     assert gql(SUMMARIES, {"userId": "bob"})["data"]["summaries"]["items"] == []
+
+
+def test_stored_rows_hold_every_field_in_the_order_sent(add_messages):
+    payload = add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "first", "externalId": "a", "metadata": {"speaker": "Alice", "n": [1, 2]}},
+            {"role": "assistant", "content": "second", "createdAt": "2024-05-01T09:00:00+09:00"},
+            {"role": "system", "content": "third", "externalId": "c"},
+        ],
+        channel="slack",
+    )
+    rows = list(Message.objects.order_by("pk"))
+    assert [int(m["id"]) for m in payload["messages"]] == [row.pk for row in rows]
+    session = Session.objects.get()
+    assert [(r.role, r.content, r.external_id, r.metadata, r.channel) for r in rows] == [
+        ("user", "first", "a", {"speaker": "Alice", "n": [1, 2]}, "slack"),
+        ("assistant", "second", "", {}, "slack"),
+        ("system", "third", "c", {}, "slack"),
+    ]
+    assert all(r.session_id == session.pk and r.user_id == session.user_id for r in rows)
+    assert rows[1].created_at.isoformat() == "2024-05-01T00:00:00+00:00"
+    assert rows[0].created_at == rows[2].created_at == rows[0].received_at == rows[1].received_at
+    # The full-text column is generated from the content and the speaker's name.
+    assert Message.objects.filter(search_vector="alice").get().content == "first"
+
+
+def test_new_messages_have_no_vector_until_the_worker_embeds_them():
+    from memories.services.messages import MessageIn, messages_add
+
+    # Without the commit the embedding task is not run.
+    added = messages_add(
+        user_external_id="alice", session_external_id="s1", messages=[MessageIn(role="user", content="hi")]
+    )
+    row = Message.objects.get()
+    assert row.pk == added.messages[0].pk
+    assert added.messages[0]._state.adding is False
+    assert (row.embedding, row.embedding_model) == (None, "")
+
+
+def test_add_messages_query_count(django_assert_num_queries):
+    from memories.services.messages import MessageIn, messages_add
+
+    def add(user: str, session: str, n: int) -> None:
+        messages_add(
+            user_external_id=user,
+            session_external_id=session,
+            messages=[MessageIn(role="user", content=f"message {i}") for i in range(n)],
+        )
+
+    # In the test's transaction: savepoint and release around it; the end user and the session
+    # (select, savepoint, insert, release each); the messages in one insert; the session's
+    # times. A new user has no previous session to look for.
+    with django_assert_num_queries(12):
+        add("alice", "s1", 100)
+    # A known user's new session: the user in one select, the session as above, the insert,
+    # the times, and the user's previous session (to summarise).
+    with django_assert_num_queries(10):
+        add("alice", "s2", 1)
+    # More messages in that session.
+    with django_assert_num_queries(6):
+        add("alice", "s2", 10)
+
+
+def test_any_text_is_stored_as_sent(add_messages):
+    texts = ["NULL", "null", 'a "quoted" {brace}, comma\\backslash', "line\nbreak\ttab", "日本語 🎉", " ' "]
+    add_messages(
+        "alice",
+        "s1",
+        [{"role": "user", "content": t, "externalId": t, "metadata": {"t": t}} for t in texts],
+    )
+    rows = Message.objects.order_by("pk")
+    assert [(r.content, r.external_id, r.metadata) for r in rows] == [(t, t, {"t": t}) for t in texts]

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from memories.llm import get_chat_model, get_embedder
+from memories.llm.local import LocalEmbedder
 from memories.llm.text import split_sentences
 
 
@@ -59,3 +60,21 @@ def test_extractive_answer_picks_the_relevant_sentence_and_judges_sufficiency():
     assert answer.sufficient is True
     unrelated = model.answer(question="Which instrument does the user play?", blocks=blocks[1:])
     assert unrelated.sufficient is False
+
+
+class _RecordingModel:
+    def __init__(self) -> None:
+        self.batch_sizes: list[int] = []
+
+    def encode(self, texts, *, batch_size, **kwargs):  # noqa: ANN001, ANN003
+        self.batch_sizes.append(batch_size)
+        return np.zeros((len(texts), 384), dtype=np.float32)
+
+
+@pytest.mark.parametrize(("batch_size", "threads", "forward"), [(64, 1, 8), (64, 2, 16), (4, 2, 4)])
+def test_forward_passes_hold_a_few_texts_per_thread(batch_size, threads, forward):
+    # Texts are padded to the longest of their forward batch: small batches waste little.
+    embedder = LocalEmbedder(batch_size=batch_size, threads=threads)
+    embedder._model = _RecordingModel()
+    assert len(embedder.embed(["a short text", "a much longer text " * 20] * 32).vectors) == 64
+    assert embedder._model.batch_sizes == [forward]

@@ -169,3 +169,49 @@ def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_su
     assert lines[0].startswith("Summary of the earlier conversation: user: I adopted a grey cat called Miso")
     assert sum(len(line) for line in lines[1:]) <= 300
     assert lines[-1] == "user: later sentence number 19 about hiking in the Alps."
+
+
+def test_embedding_task_re_embeds_messages_with_another_models_vector(add_messages):
+    add_messages("alice", "s1", _texts(2, "old"))
+    first, second = Message.objects.order_by("pk")
+    Message.objects.filter(pk=first.pk).update(embedding_model="an-older-model")
+    assert tasks.embed_rows("message", [first.pk, second.pk]) == 1
+    first.refresh_from_db()
+    assert first.embedding_model == "all-MiniLM-L6-v2"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_embedding_task_leaves_messages_another_worker_holds_to_it_without_waiting(add_messages):
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    add_messages("alice", "s1", _texts(3, "held"))
+    held, own, other = Message.objects.order_by("pk").values_list("pk", flat=True)
+    Message.objects.update(embedding=None)
+    locked, release = threading.Event(), threading.Event()
+
+    def other_worker() -> None:  # holds one row as a worker embedding it would
+        try:
+            with transaction.atomic():
+                list(Message.objects.select_for_update().filter(pk=held))
+                locked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=other_worker)
+    thread.start()
+    try:
+        assert locked.wait(30)
+        started = time.monotonic()
+        # Its own free row, topped up with the other new one; the held row is skipped.
+        assert tasks.embed_rows("message", [held, own]) == 2
+        assert time.monotonic() - started < 20
+        assert set(Message.objects.filter(embedding__isnull=True).values_list("pk", flat=True)) == {held}
+    finally:
+        release.set()
+        thread.join(30)
+    assert other in Message.objects.filter(embedding__isnull=False).values_list("pk", flat=True)
+    assert tasks.embed_rows("message", [held]) == 1

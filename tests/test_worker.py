@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,3 +65,41 @@ def test_worker_process_embeds_queued_messages():
     assert message.embedding is not None, "the worker did not embed the message within 90 s"
     assert message.embedding_model == settings.EMBEDDING_MODEL
     assert len(message.embedding) == settings.EMBEDDING_DIMENSIONS
+
+
+_WORKER_SETTINGS = """
+import json, sys
+sys.argv = ["manage.py", "qcluster"]
+import django
+django.setup()
+import torch
+from django.conf import settings
+from memories.llm import get_embedder
+get_embedder().embed(["hello"])
+db = settings.DATABASES["default"]
+print(json.dumps([settings.EMBEDDING_THREADS, torch.get_num_threads(), db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"]]))
+"""
+
+
+def test_worker_processes_share_the_cores_and_keep_their_connections():
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
+        "Q_WORKERS": "2",
+        "LOG_LEVEL": "WARNING",
+    }
+    for name in ("EMBEDDING_THREADS", "WORKER_CONN_MAX_AGE", "CONN_MAX_AGE", "Q_SYNC"):
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", _WORKER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    threads, torch_threads, conn_max_age, health_checks = json.loads(done.stdout.strip().splitlines()[-1])
+    # Two worker processes side by side: each gets half the cores (more threads than cores
+    # make torch's threads wait on one another).
+    assert threads == torch_threads == max(1, len(os.sched_getaffinity(0)) // 2)
+    assert conn_max_age == 600
+    assert health_checks is True
+    # Any other process (web, tests): every core.
+    assert settings.EMBEDDING_THREADS == len(os.sched_getaffinity(0))

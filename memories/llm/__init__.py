@@ -50,12 +50,13 @@ def get_embedder() -> Embedder:
         settings.EMBEDDING_DIMENSIONS,
         settings.OPENAI_EMBEDDING_DIMENSIONS,
         settings.EMBEDDING_BATCH_SIZE,
+        settings.EMBEDDING_THREADS,
         tuple(sorted(_client_kwargs().items())),
     )
 
 
 @lru_cache(maxsize=4)
-def _embedder(backend, model, dimensions, request_dimensions, batch_size, client_items) -> Embedder:  # noqa: ANN001
+def _embedder(backend, model, dimensions, request_dimensions, batch_size, threads, client_items) -> Embedder:  # noqa: ANN001
     if backend == "local":
         from memories.llm.local import LocalEmbedder
 
@@ -63,7 +64,7 @@ def _embedder(backend, model, dimensions, request_dimensions, batch_size, client
             raise ImproperlyConfigured(
                 f"The local backend has one model, {LocalEmbedder.model_name!r}; EMBEDDING_MODEL is {model!r}."
             )
-        embedder = LocalEmbedder(batch_size=batch_size)
+        embedder = LocalEmbedder(batch_size=batch_size, threads=threads)
         if dimensions != embedder.dimensions:
             raise ImproperlyConfigured(
                 f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."

@@ -81,16 +81,19 @@ def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
 
 
 def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None) -> int:
-    """Embed the messages of ``ids`` that have no vector, each model call filled up with other new messages.
+    """Embed the messages of ``ids`` that need it, each model call filled up with other new messages.
 
     What the worker's embedding task runs. Every ``addMessages`` call queues one task for its
     own messages, so with small calls most tasks hold a message or two, and a model call per
     task would run far below the model's batch throughput. Here each call takes up to
-    ``batch_size`` rows: the task's own messages first, then the oldest other messages with no
-    vector. Rows are claimed with ``SELECT ... FOR UPDATE SKIP LOCKED`` for the length of the
-    model call, so concurrent workers never embed the same message, and the tasks queued for
-    messages embedded this way find nothing left to do. (Messages are never edited, so the
-    row locks only make a concurrent delete of those messages wait for the call.)
+    ``batch_size`` rows: the task's own messages that need a vector (none yet, or one of
+    another model) first, then the oldest other messages with no vector. Rows are claimed
+    with ``SELECT ... FOR UPDATE SKIP LOCKED`` for the length of the model call, so
+    concurrent workers never embed the same message and never wait for each other: own
+    rows another worker holds are left to it (it writes their vectors), and the tasks
+    queued for messages embedded this way find nothing left to do. (Messages are never
+    edited, so the row locks only make a concurrent delete of those messages wait for the
+    call.)
 
     Args:
         ids: the task's own message ids.
@@ -100,20 +103,31 @@ def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None)
         How many messages were embedded (own and others).
 
     Raises:
-        ModelBackendError: the embedding backend failed (that call's rows stay without a vector).
+        ModelBackendError: the embedding backend failed (that call's rows keep their old vector
+            or none).
     """
     embedder = get_embedder()
     batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
     own = set(ids)
     done = 0
-    while True:
+    while own:
         with transaction.atomic():
-            unembedded = Message.objects.filter(embedding__isnull=True).select_for_update(skip_locked=True)
-            rows = list(unembedded.filter(pk__in=own).order_by("pk")[:batch_size])
+            rows = list(
+                embeddings_pending(kind="message")
+                .filter(pk__in=own)
+                .select_for_update(skip_locked=True)
+                .order_by("pk")[:batch_size]
+            )
             if not rows:
                 # Own rows all embedded, or being embedded by another worker right now.
                 return done
             if len(rows) < batch_size:
-                rows += list(unembedded.exclude(pk__in=own).order_by("pk")[: batch_size - len(rows)])
+                rows += list(
+                    Message.objects.filter(embedding__isnull=True)
+                    .exclude(pk__in=own)
+                    .select_for_update(skip_locked=True)
+                    .order_by("pk")[: batch_size - len(rows)]
+                )
             done += _embed_batch(embedder, rows)
             own -= {row.pk for row in rows}
+    return done

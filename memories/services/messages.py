@@ -10,13 +10,27 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memories.models import EndUser, Message, Role, Session
 from memories.services.jobs import job_enqueue
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
+
+# One statement for every message of a call, each column one array (``UNNEST``), in order.
+# Django 5.2 inserts rows this way itself, but not when the model has a column of a type it
+# does not know (the vector); its row-by-row ``VALUES`` list then took 9 ms to build and
+# send for 100 messages, this 3 ms. New messages have no vector yet (NULL).
+_INSERT_MESSAGES = """
+INSERT INTO memories_message
+    (user_id, session_id, channel, received_at, embedding_model, external_id, role, content, metadata, created_at)
+SELECT %s, %s, %s, %s, '', m.external_id, m.role, m.content, m.metadata::jsonb, m.created_at
+FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[]) WITH ORDINALITY
+    AS m(external_id, role, content, metadata, created_at, position)
+ORDER BY m.position
+RETURNING id
+"""
 
 
 @dataclass(frozen=True)
@@ -97,15 +111,15 @@ def messages_add(
         ValidationError: an input is invalid; the error names the field.
     """
     _validate(user_external_id=user_external_id, session_external_id=session_external_id, messages=messages)
-    user, _ = EndUser.objects.get_or_create(external_id=user_external_id)
-    session, _ = Session.objects.select_for_update().get_or_create(
+    user, user_created = EndUser.objects.get_or_create(external_id=user_external_id)
+    session, session_created = Session.objects.select_for_update().get_or_create(
         user=user, external_id=session_external_id, defaults={"channel": channel}
     )
     is_new_session = session.last_message_at is None
     wanted_ids = [m.external_id for m in messages if m.external_id]
     seen = (
         set(Message.objects.filter(session=session, external_id__in=wanted_ids).values_list("external_id", flat=True))
-        if wanted_ids
+        if wanted_ids and not session_created
         else set()
     )
     now = timezone.now()
@@ -125,18 +139,19 @@ def messages_add(
                 channel=channel or session.channel,
                 metadata=message.metadata or {},
                 created_at=message.created_at.astimezone(UTC) if message.created_at else now,
+                received_at=now,
             )
         )
-    created = Message.objects.bulk_create(rows)
+    created = _messages_insert(rows)
     if created:
         times = [m.created_at for m in created]
         session.first_message_at = min([t for t in (session.first_message_at, *times) if t is not None])
         session.last_message_at = max([t for t in (session.last_message_at, *times) if t is not None])
         if channel and not session.channel:
             session.channel = channel
-        session.save()
+        session.save(update_fields=["first_message_at", "last_message_at", "channel", "updated_at"])
         job_enqueue(func="memories.tasks.embed_rows", args=("message", [m.pk for m in created]))
-        if is_new_session:
+        if is_new_session and not user_created:  # a new user has no previous session
             previous = (
                 Session.objects.filter(user=user, last_message_at__isnull=False)
                 .exclude(pk=session.pk)
@@ -147,3 +162,34 @@ def messages_add(
             if previous is not None:
                 job_enqueue(func="memories.tasks.summarize_session", args=(previous,))
     return MessagesAdded(session=session, messages=created, skipped=len(messages) - len(created))
+
+
+def _messages_insert(rows: list[Message]) -> list[Message]:
+    """Insert ``rows`` (new messages of one session, one user, one channel) in one statement.
+
+    What ``bulk_create`` does (the rows get their ids, in order, and count as saved), faster.
+    """
+    if not rows:
+        return rows
+    first = rows[0]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _INSERT_MESSAGES,
+            [
+                first.user_id,
+                first.session_id,
+                first.channel,
+                first.received_at,
+                [row.external_id for row in rows],
+                [row.role for row in rows],
+                [row.content for row in rows],
+                [json.dumps(row.metadata) for row in rows],
+                [row.created_at for row in rows],
+            ],
+        )
+        ids = [pk for (pk,) in cursor.fetchall()]
+    for row, pk in zip(rows, ids, strict=True):
+        row.pk = pk
+        row._state.adding = False
+        row._state.db = connection.alias
+    return rows
