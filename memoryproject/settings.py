@@ -228,3 +228,6 @@ STRAWBERRY_DJANGO = {
 # --- Serving (manage.py serve / make run) ---------------------------------------------
 HOST = env.str("HOST", default="127.0.0.1")
 PORT = env.int("PORT", default=8000)
+# Threads that run requests in the web process (memoryproject/asgi.py); each holds at most
+# one database connection at a time, from the pool (DATABASE_POOL_MAX_SIZE).
+WEB_THREADS = env.int("WEB_THREADS", default=10)
