@@ -1,21 +1,69 @@
 """ASGI entry point (served by uvicorn in ``manage.py serve``).
 
-Every view of this service is synchronous (the ORM, the embedding model). Django's own ASGI
-handler runs such a view with the middleware adapted one by one: each of the nine middleware
-hops between the event loop and a thread for its request and response halves, fifteen hops
-per request, and each request gets a new thread. Here Django's WSGI handler runs instead,
-behind a2wsgi (the adapter uvicorn itself recommends for WSGI apps): the whole request runs
-in one thread of a fixed pool of ``WEB_THREADS``, one hop per request. A trivial GraphQL
-request took a median 6.2-7.7 ms through Django's ASGI handler and 3.7-4.0 ms this way, in
-the same process (README, *Benchmarks*).
+GraphQL POSTs (what chatbots send: every search and ``addMessages``) run through Django's
+WSGI handler behind a2wsgi, the adapter uvicorn itself recommends for WSGI apps: the whole
+request runs in one thread of a fixed pool of ``WEB_THREADS``, one hop from the event loop
+per request. Every view here is synchronous (the ORM, the embedding model), and Django's own
+ASGI handler runs such a view with each of the nine middleware hopping between the event
+loop and a thread for its request and response halves, fifteen hops per request, in a new
+thread per request. A trivial GraphQL request took a median 6.2-7.7 ms through Django's ASGI
+handler and 3.7-4.0 ms this way, in the same process; a search at 1M messages 8-15 ms less
+over HTTP (README, *Benchmarks*).
+
+The body is read on the event loop before the request gets a thread, so a client that sends
+it slowly holds no thread, and a chunked body (no ``Content-Length``, which WSGI needs)
+arrives whole. Everything else (the admin, static files, the GraphiQL page) goes through
+Django's ASGI handler, which streams responses without holding a thread.
 """
 
+from __future__ import annotations
+
 import os
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from a2wsgi import WSGIMiddleware
 from django.conf import settings
+from django.core.asgi import get_asgi_application
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
 
-application = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
+__all__ = ["application"]
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_django_asgi = get_asgi_application()
+_graphql_wsgi = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
+_GRAPHQL_PATH = "/graphql/"
+
+
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
+    """Route GraphQL POSTs to the thread pool, with their body read first; anything else to Django's ASGI handler."""
+    if not (scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == _GRAPHQL_PATH):
+        await _django_asgi(scope, receive, send)
+        return
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    headers = [(name, value) for name, value in scope["headers"] if name.lower() != b"content-length"]
+    headers.append((b"content-length", str(len(body)).encode()))
+    replayed = False
+
+    async def receive_buffered() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    await _graphql_wsgi({**scope, "headers": headers}, receive_buffered, send)

@@ -97,7 +97,9 @@ else:
 # milliseconds per request. Not in the worker: it forks its processes, and a pool's open
 # connections must not cross a fork.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
-DATABASE_POOL = env.bool("DATABASE_POOL", default=not IN_WORKER)
+# Never in the worker, whatever DATABASE_POOL says: it forks (see above), and its processes
+# keep one connection each instead (WORKER_CONN_MAX_AGE).
+DATABASE_POOL = env.bool("DATABASE_POOL", default=True) and not IN_WORKER
 if IN_WORKER and not env.bool("Q_SYNC", default=False):
     # Each worker process runs one task at a time in one thread, and django-q2 closes every
     # connection before it forks (unless in sync mode): a connection can live across tasks

@@ -1,4 +1,4 @@
-"""The ASGI application uvicorn serves (``memoryproject.asgi``): Django's WSGI handler behind a2wsgi."""
+"""The ASGI application uvicorn serves (``memoryproject.asgi``): GraphQL POSTs in a thread pool (a2wsgi)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ mutation { addMessages(userId: "alice", sessionId: "s1", messages: [{role: "user
 """
 
 
-def _request(body: bytes, headers: dict[str, str], path: str = "/graphql/", method: str = "POST") -> tuple[int, bytes]:
+def _request(
+    body: bytes,
+    headers: dict[str, str],
+    path: str = "/graphql/",
+    method: str = "POST",
+    chunk: int | None = None,
+) -> tuple[int, bytes]:
     from memoryproject.asgi import application
 
     scope = {
@@ -32,14 +38,16 @@ def _request(body: bytes, headers: dict[str, str], path: str = "/graphql/", meth
         "raw_path": path.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": [
-            (k.lower().encode(), v.encode())
-            for k, v in {"host": "localhost", "content-length": str(len(body)), **headers}.items()
-        ],
+        "headers": [(k.lower().encode(), v.encode()) for k, v in {"host": "localhost", **headers}.items()],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
     }
-    incoming = [{"type": "http.request", "body": body, "more_body": False}]
+    if chunk is None:
+        scope["headers"].append((b"content-length", str(len(body)).encode()))
+        incoming = [{"type": "http.request", "body": body, "more_body": False}]
+    else:  # Transfer-Encoding: chunked, no Content-Length
+        parts = [body[i : i + chunk] for i in range(0, len(body), chunk)]
+        incoming = [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1} for i, p in enumerate(parts)]
     sent: list[dict] = []
 
     async def receive() -> dict:
@@ -88,7 +96,18 @@ def test_graphql_requests_run_in_the_thread_pool_with_authentication(make_api_ke
     assert seen[0] != main
 
 
-def test_static_files_are_served():
+def test_a_chunked_body_arrives_whole(make_api_key):
+    key = make_api_key("alice")
+    body = json.dumps({"query": ADD}).encode()
+    status, content = _request(body, {"content-type": "application/json", "authorization": f"Bearer {key}"}, chunk=16)
+    assert status == 200, content
+    assert Message.objects.get().content == "I love ramen"
+
+
+def test_graphiql_page_and_static_files_are_served():
+    status, content = _request(b"", {"accept": "text/html"}, method="GET")
+    assert status == 200
+    assert b"graphiql" in content.lower()
     status, content = _request(b"", {}, path="/static/admin/css/base.css", method="GET")
     assert status == 200
     assert b"body" in content

@@ -215,3 +215,30 @@ def test_embedding_task_leaves_messages_another_worker_holds_to_it_without_waiti
         thread.join(30)
     assert other in Message.objects.filter(embedding__isnull=False).values_list("pk", flat=True)
     assert tasks.embed_rows("message", [held]) == 1
+
+
+def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, monkeypatch):
+    from memories.llm import ModelBackendError, get_embedder
+    from memories.services import embeddings
+
+    real = get_embedder()
+
+    class Refusing:  # the backend refuses any call that holds the poisoned text
+        model_name = real.model_name
+
+        def embed(self, texts):  # noqa: ANN001, ANN202
+            if any("poison" in t for t in texts):
+                raise ModelBackendError("MODEL_BACKEND_ERROR", "input too long")
+            return real.embed(texts)
+
+    add_messages("alice", "s1", _texts(1, "poison"))
+    add_messages("alice", "s2", _texts(2, "fine"))
+    Message.objects.update(embedding=None, embedding_model="")
+    poisoned, *fine = Message.objects.order_by("pk").values_list("pk", flat=True)
+    monkeypatch.setattr(embeddings, "get_embedder", lambda: Refusing())
+    # The oldest message without a vector tops up the batch, and the call fails: the task's
+    # own messages are then embedded alone.
+    assert tasks.embed_rows("message", fine) == 2
+    assert set(Message.objects.filter(embedding__isnull=True).values_list("pk", flat=True)) == {poisoned}
+    with pytest.raises(ModelBackendError):
+        tasks.embed_rows("message", [poisoned])

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.db import models, transaction
 
-from memories.llm import get_embedder
+from memories.llm import ModelBackendError, get_embedder
 from memories.models import Diary, Knowledge, Message, Summary
 
 __all__ = ["EMBEDDED_MODELS", "embeddings_fill", "embeddings_pending", "messages_embed_claimed"]
@@ -103,8 +103,9 @@ def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None)
         How many messages were embedded (own and others).
 
     Raises:
-        ModelBackendError: the embedding backend failed (that call's rows keep their old vector
-            or none).
+        ModelBackendError: the embedding backend failed on the task's own messages (that call's
+            rows keep their old vector or none). When a topped-up call fails, the own messages
+            are embedded alone, so one message the backend refuses never blocks the others.
     """
     embedder = get_embedder()
     batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
@@ -121,13 +122,22 @@ def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None)
             if not rows:
                 # Own rows all embedded, or being embedded by another worker right now.
                 return done
-            if len(rows) < batch_size:
+            mine = len(rows)
+            if mine < batch_size:
                 rows += list(
                     Message.objects.filter(embedding__isnull=True)
                     .exclude(pk__in=own)
                     .select_for_update(skip_locked=True)
-                    .order_by("pk")[: batch_size - len(rows)]
+                    .order_by("pk")[: batch_size - mine]
                 )
-            done += _embed_batch(embedder, rows)
+            try:
+                done += _embed_batch(embedder, rows)
+            except ModelBackendError:
+                if mine == len(rows):
+                    raise
+                # One of the other messages may be what the backend refuses (too long, say),
+                # and it would be in every topped-up batch: the own messages alone, then.
+                rows = rows[:mine]
+                done += _embed_batch(embedder, rows)
             own -= {row.pk for row in rows}
     return done
