@@ -3,7 +3,9 @@
 Top to bottom:
 
 1. Validate and scope: the query, ``top_k`` and the end users it may look at.
-2. Embed the query once.
+2. Embed the query once, in the model's own thread; meanwhile this thread looks up the end
+   users and, when raw messages are to be searched, runs stage 2's full-text ranking, which
+   needs no vector.
 3. Stage 1 (``memory``): vector retrieval (cosine, HNSW) over summaries, knowledge and
    diaries of those users; the ``top_k`` nearest overall are answered from.
 4. Stage 2 (``messages``): when stage 1 found nothing, or ``search_content`` is set and the
@@ -29,6 +31,8 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DataError, connection, models, transaction
+from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
 from memories.llm import Usage, get_chat_model, get_embedder
 from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
@@ -41,6 +45,7 @@ __all__ = [
     "SearchResult",
     "retrieve_memory",
     "candidate_pool",
+    "rank_messages_by_text",
     "retrieve_messages",
     "search_memories",
 ]
@@ -221,15 +226,23 @@ def search_memories(
     """
     top_k = settings.SEARCH_DEFAULT_TOP_K if top_k is None else top_k
     _validate(user_external_ids=user_external_ids, query=query, top_k=top_k)
+    # The query is embedded in the model's thread while this one queries the database: the
+    # end users, and (when stage 2 is likely to run) stage 2's full-text ranking, which needs
+    # no vector.
+    embedding_started = get_embedder().embed_later([query])
     user_ids = user_ids_for(external_ids=user_external_ids)
     multi_user = len(set(user_external_ids)) > 1
-
-    embedding = get_embedder().embed([query])
+    search_filter = search_filter or SearchFilter()
+    text_ranking = (
+        rank_messages_by_text(user_ids=user_ids, query=query, top_k=top_k, search_filter=search_filter)
+        if search_content
+        else None
+    )
+    embedding = embedding_started.result()
     vector = embedding.vectors[0]
     usage = embedding.usage
     chat = get_chat_model() if answer else None
 
-    search_filter = search_filter or SearchFilter()
     hits = retrieve_memory(
         user_ids=user_ids,
         vector=vector,
@@ -256,6 +269,7 @@ def search_memories(
                 top_k=top_k,
                 multi_user=multi_user,
                 search_filter=search_filter,
+                text_ranking=text_ranking,
             )
             + hits
         )
@@ -314,7 +328,7 @@ def retrieve_memory(
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     search_filter = search_filter or SearchFilter()
-    owner = "user_id = ANY(%(user_ids)s)"
+    owner = "user_id = ANY(%(user_ids)s::bigint[])"
     rankings = [_vector_ranking("summaries", Summary, f"{owner} AND {search_filter.summaries_sql()}", top_k)]
     selects = [
         f"""SELECT 'summary', r.id, r.embedding_model, r.distance, s.content, u.external_id,
@@ -360,14 +374,14 @@ def retrieve_messages(
     top_k: int,
     multi_user: bool = False,
     search_filter: SearchFilter | None = None,
+    text_ranking: list[int] | None = None,
 ) -> list[Hit]:
     """Stage 2: the ``top_k`` messages by fused vector and full-text rankings, with their neighbours.
 
-    One statement (``_MESSAGES_SQL``):
-
-    1. Each ranking (cosine over embeddings; ``ts_rank`` over the full-text column) contributes
-       its best ``candidate_pool(top_k)`` messages; a message scores ``sum(1 / (k + rank))``
-       over the rankings it appears in (reciprocal rank fusion, k = 10).
+    1. Each ranking (cosine over embeddings, in ``_MESSAGES_SQL``; ``ts_rank`` over the
+       full-text column, ``rank_messages_by_text``) contributes its best
+       ``candidate_pool(top_k)`` messages; a message scores ``sum(1 / (k + rank))`` over the
+       rankings it appears in (reciprocal rank fusion, k = 10).
     2. A message also gains ``0.3`` times the fused scores of the turns just before and after
        it: in a conversation the answer often sits next to the turn that matches the words.
     3. Each hit is shown with those neighbouring turns. A hit's ``score`` stays its cosine
@@ -375,27 +389,31 @@ def retrieve_messages(
 
     The constants were chosen on the development LoCoMo file (README, *Benchmarks*).
 
+    Args:
+        text_ranking: ``rank_messages_by_text``'s result for the same arguments, when the
+            caller already has it (``search_memories`` runs it while the query is embedded);
+            ``None``: run it here.
+
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     search_filter = search_filter or SearchFilter()
+    if text_ranking is None:
+        text_ranking = rank_messages_by_text(user_ids=user_ids, query=query, top_k=top_k, search_filter=search_filter)
     pool = candidate_pool(top_k)
-    scope = f"user_id = ANY(%(user_ids)s) AND {search_filter.messages_sql()}"
+    scope = _messages_scope(search_filter)
     sql = _MESSAGES_SQL.format(
         query_vector=_QUERY_VECTOR,
         message=Message._meta.db_table,
         session=Session._meta.db_table,
         user=EndUser._meta.db_table,
-        scope=scope,
         vector_ranking=_vector_ranking("by_vector", Message, scope, pool),
     )
     params = {
         **search_filter.params(),
         **_vector_params(vector),
         "user_ids": user_ids,
-        "words": sorted(set(re.findall(r"\w+", query.lower()))),
-        "common_word_share": _COMMON_WORD_SHARE,
-        "pool": pool,
+        "text_ranking": text_ranking,
         "rrf_k": _RRF_K,
         "neighbour_weight": _NEIGHBOUR_WEIGHT,
         "top_k": top_k,
@@ -412,13 +430,42 @@ def retrieve_messages(
     ]
 
 
-# Stage 2 as one statement. Named parameters: see ``retrieve_messages``; {scope} is the
-# condition on the searched messages, {vector_ranking} defines ``by_vector``.
-_MESSAGES_SQL = """
-WITH {query_vector}, {vector_ranking},
--- The searched messages' words, for the full-text ranking. "|| ''": a copy, so that a
--- TOASTed tsvector is fetched once here rather than at each use below.
-scoped AS MATERIALIZED (SELECT id, search_vector || ''::tsvector AS search_vector FROM {message} WHERE {scope}),
+def _messages_scope(search_filter: SearchFilter) -> str:
+    """SQL condition: the messages of ``%(user_ids)s`` that ``search_filter`` lets through."""
+    return f"user_id = ANY(%(user_ids)s::bigint[]) AND {search_filter.messages_sql()}"
+
+
+def rank_messages_by_text(
+    *, user_ids: list[int], query: str, top_k: int, search_filter: SearchFilter | None = None
+) -> list[int]:
+    """Stage 2's full-text ranking: ids of the ``candidate_pool(top_k)`` messages best matching ``query``'s words.
+
+    One statement (``_TEXT_RANKING_SQL``): ``ts_rank`` (no length normalisation) of each
+    message's ``search_vector`` against the query's words joined by OR, best first, ties by
+    id; query words found in more than a tenth of the searched messages are left out (see
+    the SQL). Needs no query vector, so it can run while the query is embedded. ``[]`` when
+    the query has no words.
+    """
+    words = sorted(set(re.findall(r"\w+", query.lower())))
+    if not words:
+        return []
+    search_filter = search_filter or SearchFilter()
+    sql = _TEXT_RANKING_SQL.format(message=Message._meta.db_table, scope=_messages_scope(search_filter))
+    params = {
+        **search_filter.params(),
+        "user_ids": user_ids,
+        "words": words,
+        "common_word_share": _COMMON_WORD_SHARE,
+        "pool": candidate_pool(top_k),
+    }
+    return [row[0] for row in _fetch(sql, params, Message)]
+
+
+# Named parameters: see ``rank_messages_by_text``; {scope} is the condition on the searched messages.
+_TEXT_RANKING_SQL = """
+-- The searched messages' words. "|| ''": a copy, so that a TOASTed tsvector is fetched once
+-- here rather than at each use below.
+WITH scoped AS MATERIALIZED (SELECT id, search_vector || ''::tsvector AS search_vector FROM {message} WHERE {scope}),
 words AS MATERIALIZED (SELECT plainto_tsquery('english', word) AS q FROM unnest(%(words)s::text[]) AS word),
 -- ts_rank has no inverse document frequency, so a query word found in more than a tenth of
 -- the scoped messages (a speaker's name, "like", ...) would outweigh the rare words that
@@ -431,12 +478,16 @@ text_query AS (
         string_agg('(' || q::text || ')', ' | ') FILTER (WHERE q::text <> '')
     )::tsquery AS q
     FROM counts
-),
-by_text AS (
-    SELECT id, row_number() OVER (ORDER BY ts_rank(search_vector, text_query.q) DESC, id) AS rank
-    FROM scoped, text_query WHERE search_vector @@ text_query.q
-    ORDER BY rank LIMIT %(pool)s
-),
+)
+SELECT id FROM scoped, text_query WHERE search_vector @@ text_query.q
+ORDER BY ts_rank(search_vector, text_query.q) DESC, id LIMIT %(pool)s
+"""
+
+# The rest of stage 2 as one statement. Named parameters: see ``retrieve_messages``;
+# {vector_ranking} defines ``by_vector``.
+_MESSAGES_SQL = """
+WITH {query_vector}, {vector_ranking},
+by_text AS (SELECT id, rank FROM unnest(%(text_ranking)s::bigint[]) WITH ORDINALITY AS ranked (id, rank)),
 -- Reciprocal rank fusion; ties go to the vector ranking's order, then the full-text one's.
 fused AS (
     SELECT id, sum(1.0::float8 / (%(rrf_k)s + rank)) AS score, min(vector_rank) AS vector_rank,
@@ -553,7 +604,15 @@ def _vector_params(vector: list[float]) -> dict[str, object]:
 
 
 def _fetch(sql: str, params: dict[str, object], model: type[models.Model], *, raw: bool = False) -> list:
-    """Run one statement: tuples, or ``model`` instances with extra columns as attributes (``raw``).
+    """Run one search statement: tuples, or ``model`` instances with extra columns as attributes (``raw``).
+
+    The statement is sent with its parameters bound on the server, so psycopg prepares it on
+    its first run in a connection and PostgreSQL keeps one generic plan for it
+    (``SEARCH_PREPARED_STATEMENTS``; ``plan_cache_mode = force_generic_plan``): later runs
+    skip parsing and planning, which took longer than the execution (README, *Benchmarks*).
+    The plans are the same whatever the parameters: which vector ranking runs is decided
+    inside the statement (``_vector_ranking``). The cursor is Django's, so the statement is
+    logged, counted and its errors translated like any other.
 
     Raises:
         ReembeddingNeeded: pgvector refused to compare vectors of different dimensions.
@@ -561,13 +620,55 @@ def _fetch(sql: str, params: dict[str, object], model: type[models.Model], *, ra
     # In an outer transaction a failed statement would abort it: keep the error in a savepoint.
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
-            if raw:
-                return list(model.objects.raw(sql, params))
-            with connection.cursor() as cursor:
+            with _server_binding_cursor() as cursor:
                 cursor.execute(sql, params)
-                return cursor.fetchall()
+                rows = cursor.fetchall()
+                if not raw:
+                    return rows
+                columns = [column.name for column in cursor.description]
     except DataError as exc:  # pgvector: "different vector dimensions 384 and 1536"
         raise _reembedding_needed(model) from exc
+    return _instances(model, columns, rows)
+
+
+def _server_binding_cursor():  # noqa: ANN202 - a django.db.backends.utils.CursorWrapper
+    """A Django cursor over a psycopg cursor that binds parameters on the server (Django's own
+    bind them on the client, which psycopg never prepares)."""
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    cursor = ServerBindingCursor(connection.connection)
+    return _DebugCursor(cursor, connection) if connection.queries_logged else connection.make_cursor(cursor)
+
+
+class _DebugCursor(CursorDebugWrapper):
+    """Django's query log, with each statement as written (``%(name)s`` placeholders; the
+    values are in the log's ``args``): psycopg keeps no text of a prepared statement's run."""
+
+    def execute(self, sql: str, params: object = None) -> object:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
+
+
+def _instances(model: type[models.Model], columns: list[str], rows: list[tuple]) -> list:
+    """``model`` instances from rows: columns named as a field's ``attname`` fill that field
+    (through its ``from_db_value``, e.g. JSON), the others become attributes, as ``Manager.raw`` does."""
+    by_attname = {field.attname: field for field in model._meta.concrete_fields}
+    fields = [(i, by_attname[column]) for i, column in enumerate(columns) if column in by_attname]
+    extras = [(i, column) for i, column in enumerate(columns) if column not in by_attname]
+    names = [field.attname for _, field in fields]
+
+    def value(row: tuple, i: int, field: models.Field) -> object:
+        convert = getattr(field, "from_db_value", None)
+        return row[i] if convert is None else convert(row[i], None, connection)
+
+    instances = []
+    for row in rows:
+        instance = model.from_db(connection.alias, names, [value(row, i, field) for i, field in fields])
+        for i, column in extras:
+            setattr(instance, column, row[i])
+        instances.append(instance)
+    return instances
 
 
 @lru_cache(maxsize=8)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -960,6 +961,11 @@ class _Reporting:
 
     def embed(self, texts: list[str]) -> EmbeddingBatch:
         return EmbeddingBatch(vectors=self.inner.embed(texts).vectors, usage=Usage(embedding_tokens=7 * len(texts)))
+
+    def embed_later(self, texts: list[str]) -> Future[EmbeddingBatch]:
+        started: Future[EmbeddingBatch] = Future()
+        started.set_result(self.embed(texts))
+        return started
 
     def answer(self, **kwargs: Any) -> Any:
         answer = self.inner.answer(**kwargs)

@@ -3,6 +3,8 @@ short of ``topK`` when the user has that many rows; a constant number of databas
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from django.db import connection
@@ -116,15 +118,47 @@ def test_hnsw_branch_serves_large_scopes(scattered, settings):
     _prefer_the_index()
     user_pk = next(iter(scattered))
     query = _query(1, settings.EMBEDDING_DIMENSIONS)
-    with CaptureQueriesContext(connection) as queries:
+    statements = []
+
+    def record(execute, sql, params, many, context):  # noqa: ANN001, ANN202
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
         _nearest_ids(user_pk, query)
-    with connection.cursor() as cursor:
-        statement = next(q["sql"] for q in queries.captured_queries if q["sql"].startswith("WITH"))
-        cursor.execute("EXPLAIN ANALYZE " + statement)
-        plan = "\n".join(line for (line,) in cursor.fetchall())
-    # The HNSW index scan ran; the exact branch was ruled out before it ran.
+    (sql, params), *_ = [(sql, params) for sql, params in statements if sql.lstrip().startswith("WITH")]
+    plan = _explain_prepared(sql, params)
+    # The HNSW index scan ran in the generic plan every search uses; the exact branch was
+    # ruled out before it ran.
     assert "Index Scan using message_embedding_hnsw" in plan
     assert "never executed" in plan
+
+
+def _explain_prepared(sql: str, params: dict) -> str:
+    """``EXPLAIN ANALYZE`` of the statement as psycopg prepared it: its generic plan, run with ``params``."""
+    # psycopg numbers named placeholders in order of first appearance.
+    names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
+    numbered = re.sub(r"%\((\w+)\)s", lambda m: f"${names.index(m.group(1)) + 1}", sql)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements WHERE statement = %s", [numbered])
+        (name,) = cursor.fetchone()
+        cursor.execute(f"EXPLAIN ANALYZE EXECUTE {name}({', '.join(['%s'] * len(names))})", [params[n] for n in names])
+        return "\n".join(line for (line,) in cursor.fetchall())
+
+
+def test_search_statements_are_prepared_once_with_generic_plans(add_messages, gql):
+    add_messages("alice", "s1", [{"role": "user", "content": f"I talked about hobby number {n}."} for n in range(5)])
+    query = "query($i: SearchInput!) { search(input: $i) { ... on SearchResult { stages } } }"
+    variables = {"i": {"userId": "alice", "query": "Which hobby?", "searchContent": True, "answer": False}}
+    for _ in range(3):
+        assert gql(query, variables)["data"]["search"]["stages"] == ["memory", "messages"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%%memories_message%%'"
+        )
+        # Stage 2's full-text ranking and the rest of stage 2: prepared once, planned once,
+        # three runs each on that plan.
+        assert sorted(cursor.fetchall()) == [(3, 0), (3, 0)]
 
 
 def test_round_trips_per_search_do_not_grow_with_top_k(add_messages, gql, settings):
@@ -148,5 +182,6 @@ def test_round_trips_per_search_do_not_grow_with_top_k(add_messages, gql, settin
             assert len(body["data"]["search"]["hits"]) >= min(top_k, 20)
             counts[(answer, top_k)] = _statements(queries)
     assert len(set(counts.values())) == 1, counts
-    # API key, end users, stage 1 (summaries, knowledge and diaries), stage 2 (messages).
-    assert set(counts.values()) == {4}, counts
+    # API key, end users, stage 2's full-text ranking (while the query is embedded), stage 1
+    # (summaries, knowledge and diaries), the rest of stage 2 (messages).
+    assert set(counts.values()) == {5}, counts

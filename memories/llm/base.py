@@ -5,9 +5,12 @@ Only the backends in this package import ``openai`` or the local model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 __all__ = [
     "Answer",
@@ -18,8 +21,11 @@ __all__ = [
     "Fact",
     "FactExtraction",
     "ModelBackendError",
+    "ProcessThreads",
     "Usage",
 ]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,29 @@ class ModelBackendError(Exception):
         self.code = code
 
 
+class ProcessThreads:
+    """A ``ThreadPoolExecutor`` of ``max_workers`` threads, made on first use in each process.
+
+    A forked process (the worker's) has none of its parent's threads, and an executor copied
+    from the parent would wait on them forever: each process gets its own.
+    """
+
+    def __init__(self, *, max_workers: int, name: str) -> None:
+        self.max_workers, self.name = max_workers, name
+        self._executor: ThreadPoolExecutor | None = None
+        self._pid: int | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn()`` in one of the threads; its result or exception comes through the future."""
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix=self.name)
+                    self._pid = os.getpid()
+        return self._executor.submit(fn)
+
+
 class Embedder(Protocol):
     """Turns texts into vectors of ``dimensions`` floats (cosine-comparable)."""
 
@@ -105,6 +134,13 @@ class Embedder(Protocol):
 
         Raises:
             ModelBackendError: the backend failed.
+        """
+        ...
+
+    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
+        """Start embedding ``texts`` and return at once; the caller does other work meanwhile.
+
+        The future's ``result()`` is what ``embed`` returns, or raises what it raises.
         """
         ...
 

@@ -11,9 +11,9 @@ import gc
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 
-from memories.llm.base import EmbeddingBatch
+from memories.llm.base import EmbeddingBatch, ProcessThreads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -54,17 +54,7 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._model = None
-        self._thread: ThreadPoolExecutor | None = None
-        self._thread_pid: int | None = None
-
-    def _in_model_thread(self, texts: list[str]):  # noqa: ANN202 - a numpy array
-        # A forked process (the worker's) has none of its parent's threads: one per process.
-        if self._thread_pid != os.getpid():
-            with _load_lock:
-                if self._thread_pid != os.getpid():
-                    self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding")
-                    self._thread_pid = os.getpid()
-        return self._thread.submit(self._encode, texts).result()
+        self._thread = ProcessThreads(max_workers=1, name="embedding")
 
     def _encode(self, texts: list[str]):  # noqa: ANN202 - a numpy array
         model = self._model or self._load()
@@ -94,6 +84,13 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
         """Embed ``texts``; returns one unit vector of 384 floats per text, in order."""
+        return self.embed_later(texts).result()
+
+    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
+        """Start embedding ``texts`` in the model's thread; the future gives what ``embed`` returns."""
+        texts = list(texts)
         if not texts:
-            return EmbeddingBatch(vectors=[])
-        return EmbeddingBatch(vectors=self._in_model_thread(list(texts)).tolist())
+            done: Future[EmbeddingBatch] = Future()
+            done.set_result(EmbeddingBatch(vectors=[]))
+            return done
+        return self._thread.submit(lambda: EmbeddingBatch(vectors=self._encode(texts).tolist()))

@@ -9,16 +9,28 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import TypeVar
 
 import openai
 
 from memories.llm import prompts
-from memories.llm.base import Answer, Completion, EmbeddingBatch, Fact, FactExtraction, ModelBackendError, Usage
+from memories.llm.base import (
+    Answer,
+    Completion,
+    EmbeddingBatch,
+    Fact,
+    FactExtraction,
+    ModelBackendError,
+    ProcessThreads,
+    Usage,
+)
 
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 T = TypeVar("T")
+# Embedding requests in flight at once from ``embed_later`` (one per concurrent search).
+_BACKGROUND_REQUESTS = 8
 logger = logging.getLogger(__name__)
 
 
@@ -79,6 +91,7 @@ class OpenAIEmbedder(_Client):
         self.dimensions = dimensions
         self.request_dimensions = request_dimensions
         self.batch_size = batch_size
+        self._requests = ProcessThreads(max_workers=_BACKGROUND_REQUESTS, name="embedding-request")
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
         """Embed ``texts`` in batches of ``batch_size``.
@@ -111,6 +124,11 @@ class OpenAIEmbedder(_Client):
                 vectors.append(list(item.embedding))
             tokens += getattr(response.usage, "prompt_tokens", 0) or 0
         return EmbeddingBatch(vectors=vectors, usage=Usage(embedding_tokens=tokens))
+
+    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
+        """``embed`` in a background thread: the search pipeline queries the database meanwhile."""
+        texts = list(texts)
+        return self._requests.submit(lambda: self.embed(texts))
 
 
 class OpenAIChatModel(_Client):
