@@ -286,16 +286,15 @@ def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, fl
     """The floor: each question embedded alone, in this process, by the offline model.
 
     ``every_core``: with a torch thread per core, the model's fastest for one query; the
-    p50 ratio is taken against it. ``web_process``: with the web process's thread count
-    (``EMBEDDING_THREADS``; one fewer than the cores by default, as the request's thread
-    queries the database meanwhile).
+    p50 ratio is taken against it. ``web_process``: with the web server's thread count
+    (``EMBEDDING_THREADS``, by default one fewer than the cores, as settings.py chooses for
+    ``manage.py serve``: the request's thread queries the database meanwhile).
     """
-    from django.conf import settings
-
     from memories.llm.local import LocalEmbedder
 
+    web_threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, _cores() - 1)
     floors = {}
-    for label, threads in (("every_core", _cores()), ("web_process", settings.EMBEDDING_THREADS)):
+    for label, threads in (("every_core", _cores()), ("web_process", web_threads)):
         embedder = LocalEmbedder(threads=threads)  # a model of its own: torch's thread count is set on load
         for _, question in questions[:WARM_UP_QUERIES]:
             embedder.embed([question])

@@ -328,7 +328,7 @@ def retrieve_memory(
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     search_filter = search_filter or SearchFilter()
-    owner = "user_id = ANY(%(user_ids)s::bigint[])"
+    owner = _owner_sql(user_ids)
     rankings = [_vector_ranking("summaries", Summary, f"{owner} AND {search_filter.summaries_sql()}", top_k)]
     selects = [
         f"""SELECT 'summary', r.id, r.embedding_model, r.distance, s.content, u.external_id,
@@ -401,12 +401,13 @@ def retrieve_messages(
     if text_ranking is None:
         text_ranking = rank_messages_by_text(user_ids=user_ids, query=query, top_k=top_k, search_filter=search_filter)
     pool = candidate_pool(top_k)
-    scope = _messages_scope(search_filter)
+    scope = _messages_scope(user_ids, search_filter)
     sql = _MESSAGES_SQL.format(
         query_vector=_QUERY_VECTOR,
         message=Message._meta.db_table,
         session=Session._meta.db_table,
         user=EndUser._meta.db_table,
+        scope=scope,
         vector_ranking=_vector_ranking("by_vector", Message, scope, pool),
     )
     params = {
@@ -430,9 +431,9 @@ def retrieve_messages(
     ]
 
 
-def _messages_scope(search_filter: SearchFilter) -> str:
-    """SQL condition: the messages of ``%(user_ids)s`` that ``search_filter`` lets through."""
-    return f"user_id = ANY(%(user_ids)s::bigint[]) AND {search_filter.messages_sql()}"
+def _messages_scope(user_ids: list[int], search_filter: SearchFilter) -> str:
+    """SQL condition: the messages of ``user_ids`` that ``search_filter`` lets through."""
+    return f"{_owner_sql(user_ids)} AND {search_filter.messages_sql()}"
 
 
 def rank_messages_by_text(
@@ -450,7 +451,7 @@ def rank_messages_by_text(
     if not words:
         return []
     search_filter = search_filter or SearchFilter()
-    sql = _TEXT_RANKING_SQL.format(message=Message._meta.db_table, scope=_messages_scope(search_filter))
+    sql = _TEXT_RANKING_SQL.format(message=Message._meta.db_table, scope=_messages_scope(user_ids, search_filter))
     params = {
         **search_filter.params(),
         "user_ids": user_ids,
@@ -487,7 +488,12 @@ ORDER BY ts_rank(search_vector, text_query.q) DESC, id LIMIT %(pool)s
 # {vector_ranking} defines ``by_vector``.
 _MESSAGES_SQL = """
 WITH {query_vector}, {vector_ranking},
-by_text AS (SELECT id, rank FROM unnest(%(text_ranking)s::bigint[]) WITH ORDINALITY AS ranked (id, rank)),
+-- The full-text ranking, computed beforehand (rank_messages_by_text); its ids are checked
+-- against the scope again, so a message deleted since, or any id given by mistake, drops out.
+by_text AS (
+    SELECT ranked.id, ranked.rank FROM unnest(%(text_ranking)s::bigint[]) WITH ORDINALITY AS ranked (id, rank)
+    JOIN {message} USING (id) WHERE {scope}
+),
 -- Reciprocal rank fusion; ties go to the vector ranking's order, then the full-text one's.
 fused AS (
     SELECT id, sum(1.0::float8 / (%(rrf_k)s + rank)) AS score, min(vector_rank) AS vector_rank,
@@ -537,6 +543,17 @@ def candidate_pool(top_k: int) -> int:
 
 
 # --- Vector retrieval ----------------------------------------------------------------
+
+
+def _owner_sql(user_ids: list[int]) -> str:
+    """SQL condition: rows of the searched end users (parameter ``user_ids``).
+
+    One user (nearly every search) is compared as a scalar: a prepared statement's generic
+    plan estimates ``= ANY(array)`` as ten values, so PostgreSQL would judge the generic plan
+    ten times dearer than the custom ones and plan every run anew.
+    """
+    return "user_id = (%(user_ids)s::bigint[])[1]" if len(user_ids) == 1 else "user_id = ANY(%(user_ids)s::bigint[])"
+
 
 # The query vector, converted once per statement (``query.v``).
 _QUERY_VECTOR = "query AS (SELECT %(vector)s::vector AS v)"
@@ -606,13 +623,16 @@ def _vector_params(vector: list[float]) -> dict[str, object]:
 def _fetch(sql: str, params: dict[str, object], model: type[models.Model], *, raw: bool = False) -> list:
     """Run one search statement: tuples, or ``model`` instances with extra columns as attributes (``raw``).
 
-    The statement is sent with its parameters bound on the server, so psycopg prepares it on
-    its first run in a connection and PostgreSQL keeps one generic plan for it
-    (``SEARCH_PREPARED_STATEMENTS``; ``plan_cache_mode = force_generic_plan``): later runs
-    skip parsing and planning, which took longer than the execution (README, *Benchmarks*).
-    The plans are the same whatever the parameters: which vector ranking runs is decided
-    inside the statement (``_vector_ranking``). The cursor is Django's, so the statement is
-    logged, counted and its errors translated like any other.
+    The statement binds its parameters on the server, so psycopg prepares it on its first run
+    in a connection (``SEARCH_PREPARED_STATEMENTS``) and later runs skip parsing it; once
+    PostgreSQL finds that a generic plan costs no more than the plans it made for the first
+    runs' values, it stops planning it too (``plan_cache_mode = auto``; see ``_owner_sql``).
+    Parsing and planning had taken longer than running the statements (README,
+    *Benchmarks*). Only these statements are prepared: psycopg's threshold is set for their
+    run alone, since with it set psycopg would also keep the text of every other query (with
+    its values, e.g. a whole ``addMessages`` insert) as a candidate. psycopg forgets its
+    prepared statements after a rollback and prepares them again. The cursor is Django's,
+    so the statement is logged, counted and its errors translated like any other.
 
     Raises:
         ReembeddingNeeded: pgvector refused to compare vectors of different dimensions.
@@ -621,19 +641,29 @@ def _fetch(sql: str, params: dict[str, object], model: type[models.Model], *, ra
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
             with _server_binding_cursor() as cursor:
-                cursor.execute(sql, params)
+                psycopg_connection = connection.connection
+                # psycopg: 0 prepares a statement on its first run, None never prepares.
+                psycopg_connection.prepare_threshold = 0 if settings.SEARCH_PREPARED_STATEMENTS else None
+                try:
+                    cursor.execute(sql, params)
+                finally:
+                    psycopg_connection.prepare_threshold = None
                 rows = cursor.fetchall()
-                if not raw:
-                    return rows
                 columns = [column.name for column in cursor.description]
-    except DataError as exc:  # pgvector: "different vector dimensions 384 and 1536"
-        raise _reembedding_needed(model) from exc
-    return _instances(model, columns, rows)
+    except DataError as exc:
+        if "vector" not in str(exc):
+            raise
+        raise _reembedding_needed(model) from exc  # pgvector: "different vector dimensions 384 and 1536"
+    return _instances(model, columns, rows) if raw else rows
 
 
 def _server_binding_cursor():  # noqa: ANN202 - a django.db.backends.utils.CursorWrapper
     """A Django cursor over a psycopg cursor that binds parameters on the server (Django's own
-    bind them on the client, which psycopg never prepares)."""
+    bind them on the client, and psycopg never prepares those).
+
+    What ``connection.cursor()`` does, with another psycopg cursor class; the connection's
+    adapters (time zone included) are the ones Django set on it.
+    """
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     connection.validate_thread_sharing()
@@ -642,8 +672,8 @@ def _server_binding_cursor():  # noqa: ANN202 - a django.db.backends.utils.Curso
 
 
 class _DebugCursor(CursorDebugWrapper):
-    """Django's query log, with each statement as written (``%(name)s`` placeholders; the
-    values are in the log's ``args``): psycopg keeps no text of a prepared statement's run."""
+    """Django's query log, with each statement as written, ``%(name)s`` placeholders and all
+    (Django would log the text of the statement's last unprepared run, or nothing)."""
 
     def execute(self, sql: str, params: object = None) -> object:
         with self.debug_sql(sql, params):
@@ -651,20 +681,19 @@ class _DebugCursor(CursorDebugWrapper):
 
 
 def _instances(model: type[models.Model], columns: list[str], rows: list[tuple]) -> list:
-    """``model`` instances from rows: columns named as a field's ``attname`` fill that field
-    (through its ``from_db_value``, e.g. JSON), the others become attributes, as ``Manager.raw`` does."""
-    by_attname = {field.attname: field for field in model._meta.concrete_fields}
-    fields = [(i, by_attname[column]) for i, column in enumerate(columns) if column in by_attname]
-    extras = [(i, column) for i, column in enumerate(columns) if column not in by_attname]
-    names = [field.attname for _, field in fields]
-
-    def value(row: tuple, i: int, field: models.Field) -> object:
-        convert = getattr(field, "from_db_value", None)
-        return row[i] if convert is None else convert(row[i], None, connection)
-
+    """``model`` instances from rows, as ``Manager.raw`` makes them: a column named as a
+    field's ``attname`` fills that field (through its ``from_db_value``, e.g. JSON); the
+    other columns become attributes."""
+    position = {column: i for i, column in enumerate(columns)}
+    fields = [field for field in model._meta.concrete_fields if field.attname in position]
+    names = [field.attname for field in fields]
+    loaders = [(position[field.attname], getattr(field, "from_db_value", None)) for field in fields]
+    extras = [(i, column) for i, column in enumerate(columns) if column not in names]
     instances = []
     for row in rows:
-        instance = model.from_db(connection.alias, names, [value(row, i, field) for i, field in fields])
+        # Model.from_db takes the values in the model's field order.
+        values = [row[i] if load is None else load(row[i], None, connection) for i, load in loaders]
+        instance = model.from_db(connection.alias, names, values)
         for i, column in extras:
             setattr(instance, column, row[i])
         instances.append(instance)

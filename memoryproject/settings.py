@@ -19,6 +19,8 @@ environ.Env.read_env(BASE_DIR / ".env")
 
 # This process is the background worker (`manage.py qcluster`, which forks its worker processes).
 IN_WORKER = "qcluster" in sys.argv
+# This process serves the API (`manage.py serve`, or an ASGI server run by hand).
+IN_WEB_SERVER = sys.argv[1:2] == ["serve"] or Path(sys.argv[0]).name in {"uvicorn", "gunicorn", "daphne", "hypercorn"}
 
 SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me")
 DEBUG = env.bool("DEBUG", default=False)
@@ -159,16 +161,19 @@ OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=Non
 # Texts per embedding call (per request with openai); the worker claims this many new
 # messages per call (memories/services/embeddings.py).
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
-# CPU threads of the local model per process; 0: automatic, which is every core but one in
-# the web process and cores // Q_WORKERS in each worker process. Torch's threads spin while
-# they wait for one another: 2 worker processes of 2 threads each on 2 cores embedded 1.6x
-# slower than 2 of 1 thread. In the web process the query is embedded while the request's
-# thread queries the database (memories/search.py): on 2 cores, a search took a median 36 ms
-# with one torch thread and 45-49 ms with two (README, Benchmarks).
+# CPU threads of the local model per process; 0: automatic, which is cores // Q_WORKERS in
+# each worker process, every core but one in the web server and every core elsewhere
+# (commands such as reembed). Torch's threads spin while they wait for one another: 2 worker
+# processes of 2 threads each on 2 cores embedded 1.6x slower than 2 of 1 thread. The web
+# server embeds a query while the request's thread queries the database
+# (memories/search.py): on 2 cores, a search took a median 33-35 ms with one torch thread and
+# 37-41 ms with two (README, Benchmarks).
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0) or (
-    max(1, _CORES // env.int("Q_WORKERS", default=2)) if IN_WORKER else max(1, _CORES - 1)
-)
+if IN_WORKER:
+    _AUTOMATIC_THREADS = max(1, _CORES // env.int("Q_WORKERS", default=2))
+else:
+    _AUTOMATIC_THREADS = max(1, _CORES - 1) if IN_WEB_SERVER else _CORES
+EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0) or _AUTOMATIC_THREADS
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 
 # --- Memory behaviour -----------------------------------------------------------------
@@ -185,19 +190,13 @@ EXACT_SEARCH_MAX_ROWS = env.int("EXACT_SEARCH_MAX_ROWS", default=10000)
 # pgvector's hnsw.ef_search, set on every connection. HNSW returns at most ef_search rows, so
 # it is raised to the largest candidate list a search asks for (5 x SEARCH_MAX_TOP_K, >= 50).
 HNSW_EF_SEARCH = max(env.int("HNSW_EF_SEARCH", default=100), 5 * SEARCH_MAX_TOP_K, 50)
-# The search statements are prepared once per connection and run on a generic plan
-# (memories/search.py, _fetch): parsing and planning them took 2.5 to 3 ms each per request
-# at 1M messages, more than running them. Off behind a pooler that does not keep prepared
-# statements (PgBouncer before 1.21 in transaction mode). Django's own queries are never
-# prepared: they bind their parameters on the client, and plan_cache_mode only concerns
-# prepared statements.
+# The search statements are prepared once per connection (memories/search.py, _fetch):
+# parsing and planning them took 2.5 to 3 ms each per request at 1M messages, more than
+# running them. Off behind a pooler that does not keep prepared statements (PgBouncer before
+# 1.21 in transaction mode). Django's own queries are never prepared.
 SEARCH_PREPARED_STATEMENTS = env.bool("SEARCH_PREPARED_STATEMENTS", default=True)
 _options = DATABASES["default"].setdefault("OPTIONS", {})
 _options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
-if SEARCH_PREPARED_STATEMENTS:
-    # psycopg: 0 prepares a statement on its first run, None never prepares.
-    _options["prepare_threshold"] = 0
-    _options["options"] += " -c plan_cache_mode=force_generic_plan"
 
 # --- API limits (each rejected with a message naming the limit) --------------------------
 MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)

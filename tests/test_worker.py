@@ -107,6 +107,16 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
     assert conn_max_age == 600
     assert health_checks is True
     assert pooled is False
-    # Any other process (web, tests): every core but one, which the request's thread uses
-    # meanwhile (memories/search.py embeds the query while it queries the database).
-    assert settings.EMBEDDING_THREADS == max(1, len(os.sched_getaffinity(0)) - 1)
+    # Commands and tests: every core.
+    assert settings.EMBEDDING_THREADS == len(os.sched_getaffinity(0))
+
+
+def test_web_server_leaves_a_core_to_the_request_thread():
+    """``manage.py serve`` embeds a query while the request's thread queries the database."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
+    env.pop("EMBEDDING_THREADS", None)
+    code = "import sys; sys.argv = ['manage.py', 'serve']; import django; django.setup(); "
+    code += "from django.conf import settings; print(settings.EMBEDDING_THREADS)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.strip().splitlines()[-1]) == max(1, len(os.sched_getaffinity(0)) - 1)

@@ -51,12 +51,13 @@ def get_embedder() -> Embedder:
         settings.OPENAI_EMBEDDING_DIMENSIONS,
         settings.EMBEDDING_BATCH_SIZE,
         settings.EMBEDDING_THREADS,
+        settings.WEB_THREADS,
         tuple(sorted(_client_kwargs().items())),
     )
 
 
 @lru_cache(maxsize=4)
-def _embedder(backend, model, dimensions, request_dimensions, batch_size, threads, client_items) -> Embedder:  # noqa: ANN001
+def _embedder(backend, model, dimensions, request_dimensions, batch_size, threads, requests, client_items) -> Embedder:  # noqa: ANN001
     if backend == "local":
         from memories.llm.local import LocalEmbedder
 
@@ -78,6 +79,7 @@ def _embedder(backend, model, dimensions, request_dimensions, batch_size, thread
             dimensions=dimensions,
             request_dimensions=request_dimensions,
             batch_size=batch_size,
+            background_requests=requests,
             **dict(client_items),
         )
     raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}.")

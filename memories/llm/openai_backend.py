@@ -29,8 +29,6 @@ from memories.llm.base import (
 __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 T = TypeVar("T")
-# Embedding requests in flight at once from ``embed_later`` (one per concurrent search).
-_BACKGROUND_REQUESTS = 8
 logger = logging.getLogger(__name__)
 
 
@@ -75,6 +73,8 @@ class OpenAIEmbedder(_Client):
         dimensions: the length of the vectors the columns hold.
         request_dimensions: sent as ``dimensions`` only when set (some servers reject it).
         batch_size: texts per request.
+        background_requests: ``embed_later`` calls in flight at once (one per concurrent
+            search: the web process's request threads, ``WEB_THREADS``); more wait their turn.
     """
 
     def __init__(
@@ -84,6 +84,7 @@ class OpenAIEmbedder(_Client):
         dimensions: int,
         request_dimensions: int | None = None,
         batch_size: int = 64,
+        background_requests: int = 10,
         **client_kwargs: object,
     ) -> None:
         super().__init__(**client_kwargs)  # type: ignore[arg-type]
@@ -91,7 +92,7 @@ class OpenAIEmbedder(_Client):
         self.dimensions = dimensions
         self.request_dimensions = request_dimensions
         self.batch_size = batch_size
-        self._requests = ProcessThreads(max_workers=_BACKGROUND_REQUESTS, name="embedding-request")
+        self._requests = ProcessThreads(max_workers=background_requests, name="embedding-request")
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
         """Embed ``texts`` in batches of ``batch_size``.
