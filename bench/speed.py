@@ -285,10 +285,11 @@ def _latency(server: Server, questions: list[tuple[str, str]], *, answer: bool, 
 def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
     """The floor: each question embedded alone, in this process, by the offline model.
 
-    ``every_core``: with a torch thread per core, the model's fastest for one query; the
-    p50 ratio is taken against it. ``web_process``: with the web server's thread count
-    (``EMBEDDING_THREADS``, by default one fewer than the cores, as settings.py chooses for
-    ``manage.py serve``: the request's thread queries the database meanwhile).
+    ``every_core``: with a torch thread per core. ``web_process``: with the web server's
+    thread count (``EMBEDDING_THREADS``, by default one fewer than the cores, as settings.py
+    chooses for ``manage.py serve``: the request's thread queries the database meanwhile).
+    The p50 ratio is taken against the faster of the two (``_floor_ms``): on this 2-core
+    machine either can be, depending on how busy the host is.
     """
     from memories.llm.local import LocalEmbedder
 
@@ -305,6 +306,11 @@ def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, fl
             seconds.append(time.perf_counter() - started)
         floors[label] = {"threads": threads, **_latency_figures(seconds)}
     return floors
+
+
+def _floor_ms(floors: dict[str, dict[str, float]]) -> float:
+    """The floor: the faster median of ``_embedding_floor``'s measurements, in ms."""
+    return min(figures["p50_ms"] for figures in floors.values())
 
 
 def _cores() -> int:
@@ -365,7 +371,7 @@ def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: 
             "full": full,
             "query_embedding": floor,
         },
-        "p50_over_embedding_floor": round(retrieval["p50_ms"] / floor["every_core"]["p50_ms"], 2),
+        "p50_over_embedding_floor": round(retrieval["p50_ms"] / _floor_ms(floor), 2),
         "web_peak_rss_mb": web_rss,
     }
 
@@ -543,7 +549,7 @@ def format_tables(results: dict[str, Any]) -> str:
     ]
     for label, size in results["sizes"].items():
         floors = size["latency"]["query_embedding"]
-        floor = floors["every_core"]["p50_ms"]
+        floor = _floor_ms(floors)
         for mode in ("retrieval", "full"):
             figures = size["latency"][mode]
             trips = sorted(set(size["round_trips"][mode].values()))
