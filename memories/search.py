@@ -11,9 +11,9 @@ Top to bottom:
 4. Stage 2 (``messages``): when stage 1 found nothing, or ``search_content`` is set and the
    answer model says the data is insufficient, hybrid retrieval over the raw messages (so a
    session with no summary yet is still found): the nearest messages by vector and the best
-   by PostgreSQL full-text rank, fused by reciprocal rank and smoothed over neighbouring
-   turns; each hit is shown with the turns just before and after it. Then answer again from
-   both stages.
+   by BM25 over PostgreSQL full-text vectors, fused by weighted reciprocal rank and smoothed
+   over neighbouring turns; each hit is shown with the turns just before and after it. Then
+   answer again from both stages.
 5. Return the answer, its mode, the retrieved data as labelled, timestamped blocks, the hits
    and token usage.
 
@@ -60,10 +60,20 @@ _MIN_CANDIDATES = 50
 # Reciprocal rank fusion (Cormack, Clarke & Buettcher, SIGIR 2009) with k = 10 rather than
 # their 60: with two rankings, the top ranks should weigh more (measured: README, Benchmarks).
 _RRF_K = 10
-# A message gains this share of its neighbouring turns' fused scores.
+# The full-text (BM25) ranking's weight in the fusion; the vector ranking's is 1. BM25 alone
+# finds more evidence than the vector ranking alone, so it gets the larger say (weighted RRF;
+# 1.3 to 2.0 measure alike on the development file, README, Benchmarks).
+_TEXT_WEIGHT = 1.5
+# BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009):
+# k1 = 1.2, their usual value; b = 0, no length normalisation: in a conversation the long
+# turns are the ones that carry facts (any b > 0 measured worse, as did ts_rank's length
+# normalisations).
+_BM25_K1 = 1.2
+# A message gains this share of its neighbouring turns' fused scores...
 _NEIGHBOUR_WEIGHT = 0.3
-# Query words found in more than this share of the scoped messages are left out of full text.
-_COMMON_WORD_SHARE = 0.1
+# ... and this share of the best fused score among its session's candidates: the session that
+# holds the best match is likelier to hold the rest of the answer (measured: README, Benchmarks).
+_SESSION_WEIGHT = 0.2
 
 
 class ReembeddingNeeded(Exception):
@@ -378,12 +388,14 @@ def retrieve_messages(
 ) -> list[Hit]:
     """Stage 2: the ``top_k`` messages by fused vector and full-text rankings, with their neighbours.
 
-    1. Each ranking (cosine over embeddings, in ``_MESSAGES_SQL``; ``ts_rank`` over the
-       full-text column, ``rank_messages_by_text``) contributes its best
-       ``candidate_pool(top_k)`` messages; a message scores ``sum(1 / (k + rank))`` over the
-       rankings it appears in (reciprocal rank fusion, k = 10).
+    1. Each ranking (cosine over embeddings, in ``_MESSAGES_SQL``; BM25 over the full-text
+       column, ``rank_messages_by_text``) contributes its best ``candidate_pool(top_k)``
+       messages; a message scores ``sum(weight / (k + rank))`` over the rankings it appears
+       in (weighted reciprocal rank fusion, k = 10; weight 1 for the vector ranking, 1.5 for
+       BM25).
     2. A message also gains ``0.3`` times the fused scores of the turns just before and after
-       it: in a conversation the answer often sits next to the turn that matches the words.
+       it (in a conversation the answer often sits next to the turn that matches the words),
+       and ``0.2`` times the best fused score among its session's candidates.
     3. Each hit is shown with those neighbouring turns. A hit's ``score`` stays its cosine
        similarity to the query (``None`` without a current vector).
 
@@ -416,7 +428,9 @@ def retrieve_messages(
         "user_ids": user_ids,
         "text_ranking": text_ranking,
         "rrf_k": _RRF_K,
+        "text_weight": _TEXT_WEIGHT,
         "neighbour_weight": _NEIGHBOUR_WEIGHT,
+        "session_weight": _SESSION_WEIGHT,
         "top_k": top_k,
     }
     turns = _fetch(sql, params, Message, raw=True)
@@ -441,22 +455,26 @@ def rank_messages_by_text(
 ) -> list[int]:
     """Stage 2's full-text ranking: ids of the ``candidate_pool(top_k)`` messages best matching ``query``'s words.
 
-    One statement (``_TEXT_RANKING_SQL``): ``ts_rank`` (no length normalisation) of each
-    message's ``search_vector`` against the query's words joined by OR, best first, ties by
-    id; query words found in more than a tenth of the searched messages are left out (see
-    the SQL). Needs no query vector, so it can run while the query is embedded. ``[]`` when
-    the query has no words.
+    One statement (``_TEXT_RANKING_SQL``): BM25 (Robertson & Zaragoza 2009; k1 = 1.2, b = 0)
+    of each searched message against the query's terms, best first, ties by id. The terms
+    are the lexemes of ``to_tsvector('english', query)``, as the messages' ``search_vector``
+    was made (stemmed, stop words dropped); the inverse document frequencies are those of the
+    searched messages (``user_ids`` under ``search_filter``), so a word every turn of the user
+    holds (a speaker's name, "like") weighs little. Needs no query vector, so it can run while
+    the query is embedded.
+
+    Returns:
+        Message ids, at most ``candidate_pool(top_k)``; ``[]`` when the query has no terms.
     """
-    words = sorted(set(re.findall(r"\w+", query.lower())))
-    if not words:
+    if not re.search(r"\w", query):
         return []
     search_filter = search_filter or SearchFilter()
     sql = _TEXT_RANKING_SQL.format(message=Message._meta.db_table, scope=_messages_scope(user_ids, search_filter))
     params = {
         **search_filter.params(),
         "user_ids": user_ids,
-        "words": words,
-        "common_word_share": _COMMON_WORD_SHARE,
+        "query": query,
+        "k1": _BM25_K1,
         "pool": candidate_pool(top_k),
     }
     return [row[0] for row in _fetch(sql, params, Message)]
@@ -464,24 +482,27 @@ def rank_messages_by_text(
 
 # Named parameters: see ``rank_messages_by_text``; {scope} is the condition on the searched messages.
 _TEXT_RANKING_SQL = """
--- The searched messages' words. "|| ''": a copy, so that a TOASTed tsvector is fetched once
--- here rather than at each use below.
-WITH scoped AS MATERIALIZED (SELECT id, search_vector || ''::tsvector AS search_vector FROM {message} WHERE {scope}),
-words AS MATERIALIZED (SELECT plainto_tsquery('english', word) AS q FROM unnest(%(words)s::text[]) AS word),
--- ts_rank has no inverse document frequency, so a query word found in more than a tenth of
--- the scoped messages (a speaker's name, "like", ...) would outweigh the rare words that
--- matter: such words are left out, unless every word is that common.
-counts AS MATERIALIZED (SELECT q, (SELECT count(*) FROM scoped WHERE search_vector @@ q) AS n FROM words),
-text_query AS (
-    SELECT coalesce(
-        string_agg('(' || q::text || ')', ' | ')
-            FILTER (WHERE n > 0 AND n <= %(common_word_share)s * (SELECT count(*) FROM scoped)),
-        string_agg('(' || q::text || ')', ' | ') FILTER (WHERE q::text <> '')
-    )::tsquery AS q
-    FROM counts
+-- The query's terms, made as the messages' search_vector was (NULL when all are stop words).
+WITH terms AS MATERIALIZED (SELECT array_agg(lexeme) AS lexemes FROM unnest(to_tsvector('english', %(query)s))),
+-- The searched messages. "|| ''": a copy, so that a TOASTed tsvector is fetched once here
+-- rather than at each use below.
+scoped AS MATERIALIZED (SELECT id, search_vector || ''::tsvector AS search_vector FROM {message} WHERE {scope}),
+-- Each query term in each searched message that holds any: its frequency there.
+postings AS MATERIALIZED (
+    SELECT s.id, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
+    FROM terms, scoped AS s, unnest(s.search_vector) AS t
+    WHERE tsvector_to_array(s.search_vector) && terms.lexemes AND t.lexeme = ANY (terms.lexemes)
+),
+-- Inverse document frequency over the searched messages, in the form that stays positive
+-- for a term most messages hold (Lucene's): ln(1 + (N - n + 0.5) / (n + 0.5)).
+idf AS (
+    SELECT lexeme, ln(1 + (n - df + 0.5) / (df + 0.5)) AS idf
+    FROM (SELECT lexeme, count(*)::float8 AS df FROM postings GROUP BY lexeme) AS d,
+         (SELECT count(*)::float8 AS n FROM scoped) AS c
 )
-SELECT id FROM scoped, text_query WHERE search_vector @@ text_query.q
-ORDER BY ts_rank(search_vector, text_query.q) DESC, id LIMIT %(pool)s
+-- BM25 with b = 0: the sum over the message's query terms of idf * tf * (k1 + 1) / (tf + k1).
+SELECT id FROM postings JOIN idf USING (lexeme)
+GROUP BY id ORDER BY sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s)) DESC, id LIMIT %(pool)s
 """
 
 # The rest of stage 2 as one statement. Named parameters: see ``retrieve_messages``;
@@ -494,35 +515,39 @@ by_text AS (
     SELECT ranked.id, ranked.rank FROM unnest(%(text_ranking)s::bigint[]) WITH ORDINALITY AS ranked (id, rank)
     JOIN {message} USING (id) WHERE {scope}
 ),
--- Reciprocal rank fusion; ties go to the vector ranking's order, then the full-text one's.
+-- Weighted reciprocal rank fusion; ties go to the vector ranking's order, then the full-text one's.
 fused AS (
-    SELECT id, sum(1.0::float8 / (%(rrf_k)s + rank)) AS score, min(vector_rank) AS vector_rank,
+    SELECT id, sum(weight / (%(rrf_k)s + rank)) AS score, min(vector_rank) AS vector_rank,
            min(text_rank) AS text_rank
     FROM (
-        SELECT id, rank, rank AS vector_rank, NULL::bigint AS text_rank
+        SELECT id, rank, 1.0::float8 AS weight, rank AS vector_rank, NULL::bigint AS text_rank
         FROM (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM by_vector) AS v
         UNION ALL
-        SELECT id, rank, NULL, rank FROM by_text
+        SELECT id, rank, %(text_weight)s::float8, NULL, rank FROM by_text
     ) AS ranks
     GROUP BY id
 ),
 -- The turns just before and after each candidate in its session.
 links AS (
-    SELECT id, prev_id, next_id FROM (
-        SELECT id, LAG(id) OVER w AS prev_id, LEAD(id) OVER w AS next_id FROM {message}
+    SELECT id, session_id, prev_id, next_id FROM (
+        SELECT id, session_id, LAG(id) OVER w AS prev_id, LEAD(id) OVER w AS next_id FROM {message}
         WHERE session_id IN (SELECT session_id FROM {message} WHERE id IN (SELECT id FROM fused))
         WINDOW w AS (PARTITION BY session_id ORDER BY created_at, id)
     ) AS ordered
     WHERE id IN (SELECT id FROM fused)
 ),
-best AS (
-    SELECT f.id, l.prev_id, l.next_id, row_number() OVER (
-        ORDER BY f.score + %(neighbour_weight)s::float8 * (coalesce(p.score, 0) + coalesce(n.score, 0)) DESC,
-                 f.vector_rank NULLS LAST, f.text_rank
-    ) AS position
+-- The fused score, plus shares of the neighbouring turns' and of the session's best candidate's.
+smoothed AS (
+    SELECT f.id, l.prev_id, l.next_id, f.vector_rank, f.text_rank,
+           f.score + %(neighbour_weight)s::float8 * (coalesce(p.score, 0) + coalesce(n.score, 0))
+               + %(session_weight)s::float8 * max(f.score) OVER (PARTITION BY l.session_id) AS score
     FROM fused f LEFT JOIN links l ON l.id = f.id
     LEFT JOIN fused p ON p.id = l.prev_id LEFT JOIN fused n ON n.id = l.next_id
-    ORDER BY position LIMIT %(top_k)s
+),
+best AS (
+    SELECT id, prev_id, next_id,
+           row_number() OVER (ORDER BY score DESC, vector_rank NULLS LAST, text_rank) AS position
+    FROM smoothed ORDER BY position LIMIT %(top_k)s
 )
 -- Each hit (hit_id = id) with its neighbouring turns, hits best first, turns in order.
 SELECT m.id, m.user_id, m.session_id, m.external_id, m.role, m.content, m.channel, m.metadata,
