@@ -26,7 +26,8 @@ summaries, knowledge and diaries, random unit vectors; built once and reused):
    run). Client-side wall time per request; p50 / p95 / p99 (nearest-rank).
 3. **Floor**: the same questions embedded one at a time in this process by the same
    offline model, while the server is idle: the median is the time no search can beat.
-4. **Peak RSS** of the web process (``VmHWM``) after the latency runs.
+4. **Peak RSS** (``VmHWM``) after the latency runs: the web process, and the embedding
+   model's own process (``EMBEDDING_PROCESS``, on by default in the web server).
 
 Once per run, on a fresh database ``bench_ingest``:
 
@@ -152,8 +153,12 @@ class Server:
             raise RuntimeError(f"GraphQL request failed ({response.status}): {data}")
         return data["data"]
 
-    def peak_rss_mb(self) -> float:
-        return _peak_rss_mb([self.process.pid])
+    def peak_rss_mb(self) -> dict[str, float]:
+        """Peak RSS of the web process and, apart, of its children (the embedding model's process)."""
+        import psutil
+
+        children = [child.pid for child in psutil.Process(self.process.pid).children(recursive=True)]
+        return {"web": _peak_rss_mb([self.process.pid]), "model_process": _peak_rss_mb(children)}
 
 
 def _database_url(name: str) -> str:
@@ -372,7 +377,7 @@ def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: 
             "query_embedding": floor,
         },
         "p50_over_embedding_floor": round(retrieval["p50_ms"] / _floor_ms(floor), 2),
-        "web_peak_rss_mb": web_rss,
+        "peak_rss_mb": web_rss,
     }
 
 
@@ -570,7 +575,10 @@ def format_tables(results: dict[str, Any]) -> str:
             )
     out = "\n".join(lines)
     if results["sizes"]:
-        rss = ", ".join(f"{label}: {size['web_peak_rss_mb']} MiB" for label, size in results["sizes"].items())
+        rss = ", ".join(
+            f"{label}: {size['peak_rss_mb']['web']} MiB (model process {size['peak_rss_mb']['model_process']} MiB)"
+            for label, size in results["sizes"].items()
+        )
         out += f"\n\nWeb process peak RSS: {rss}."
     if "ingest" in results:
         out += "\n\n| addMessages batch | messages/s | ms per call |\n| --- | --- | --- |\n"

@@ -174,6 +174,11 @@ if IN_WORKER:
 else:
     _AUTOMATIC_THREADS = max(1, _CORES - 1) if IN_WEB_SERVER else _CORES
 EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0) or _AUTOMATIC_THREADS
+# The local model runs in a child process of its own (memories/llm/model_process.py) rather
+# than in a thread of this one: by default in the web server, whose request threads run
+# Python while a query is embedded and would stall the model's thread (README, Benchmarks).
+# Empty or unset: automatic.
+EMBEDDING_PROCESS = env.bool("EMBEDDING_PROCESS") if env.str("EMBEDDING_PROCESS", default="") else IN_WEB_SERVER
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 
 # --- Memory behaviour -----------------------------------------------------------------

@@ -111,12 +111,31 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
     assert settings.EMBEDDING_THREADS == len(os.sched_getaffinity(0))
 
 
-def test_web_server_leaves_a_core_to_the_request_thread():
+_WEB_SERVER_SETTINGS = """
+import json, sys
+sys.argv = ["manage.py", "serve"]
+import django
+django.setup()
+from django.conf import settings
+from memories.llm import get_embedder
+vectors = get_embedder().embed(["hello"]).vectors
+print(json.dumps([settings.EMBEDDING_THREADS, len(vectors[0]), "torch" in sys.modules]))
+"""
+
+
+def test_web_server_runs_the_model_in_a_child_process_and_leaves_a_core_to_the_request_thread():
     """``manage.py serve`` embeds a query while the request's thread queries the database."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
     env.pop("EMBEDDING_THREADS", None)
-    code = "import sys; sys.argv = ['manage.py', 'serve']; import django; django.setup(); "
-    code += "from django.conf import settings; print(settings.EMBEDDING_THREADS)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    env.pop("EMBEDDING_PROCESS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", _WEB_SERVER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert int(done.stdout.strip().splitlines()[-1]) == max(1, len(os.sched_getaffinity(0)) - 1)
+    threads, dimensions, torch_here = json.loads(done.stdout.strip().splitlines()[-1])
+    assert threads == max(1, len(os.sched_getaffinity(0)) - 1)
+    # The vector came from the child: the web process never loaded torch.
+    assert dimensions == 384
+    assert torch_here is False
+    # Workers, commands and tests embed in their own process.
+    assert settings.EMBEDDING_PROCESS is False

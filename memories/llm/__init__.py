@@ -51,13 +51,24 @@ def get_embedder() -> Embedder:
         settings.OPENAI_EMBEDDING_DIMENSIONS,
         settings.EMBEDDING_BATCH_SIZE,
         settings.EMBEDDING_THREADS,
+        settings.EMBEDDING_PROCESS,
         settings.WEB_THREADS,
         tuple(sorted(_client_kwargs().items())),
     )
 
 
 @lru_cache(maxsize=4)
-def _embedder(backend, model, dimensions, request_dimensions, batch_size, threads, requests, client_items) -> Embedder:  # noqa: ANN001
+def _embedder(
+    backend: str,
+    model: str,
+    dimensions: int,
+    request_dimensions: int | None,
+    batch_size: int,
+    threads: int,
+    own_process: bool,
+    requests: int,
+    client_items: tuple[tuple[str, object], ...],
+) -> Embedder:
     if backend == "local":
         from memories.llm.local import LocalEmbedder
 
@@ -65,7 +76,8 @@ def _embedder(backend, model, dimensions, request_dimensions, batch_size, thread
             raise ImproperlyConfigured(
                 f"The local backend has one model, {LocalEmbedder.model_name!r}; EMBEDDING_MODEL is {model!r}."
             )
-        embedder = LocalEmbedder(batch_size=batch_size, threads=threads)
+        # One pipe per request thread, and a few for other threads (the warm-up).
+        embedder = LocalEmbedder(batch_size=batch_size, threads=threads, own_process=own_process, channels=requests + 2)
         if dimensions != embedder.dimensions:
             raise ImproperlyConfigured(
                 f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 
 from memories.llm.base import EmbeddingBatch, ProcessThreads
+from memories.llm.model_process import EmbeddingProcess
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -45,18 +46,27 @@ class LocalEmbedder:
         batch_size: texts per forward pass at most (fewer: ``FORWARD_TEXTS_PER_THREAD`` per thread).
         threads: CPU threads torch uses in this process (torch's setting is per process);
             ``None``: one per core.
+        own_process: run the model in a child process (``EmbeddingProcess``) instead of a
+            thread of this one: for the web server, whose request threads run Python while a
+            query is embedded. ``channels``: that child's calls in flight at once.
     """
 
     model_name = "all-MiniLM-L6-v2"
     dimensions = 384
 
-    def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
+    def __init__(
+        self, *, batch_size: int = 64, threads: int | None = None, own_process: bool = False, channels: int = 16
+    ) -> None:
         self.batch_size = batch_size
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._model = None
         self._thread = ProcessThreads(max_workers=1, name="embedding")
+        self._process = (
+            EmbeddingProcess(threads=self.threads, batch_size=batch_size, channels=channels) if own_process else None
+        )
 
-    def _encode(self, texts: list[str]):  # noqa: ANN202 - a numpy array
+    def encode(self, texts: list[str]):  # noqa: ANN201 - a numpy array, shape (len(texts), 384), float32
+        """Embed ``texts`` in this thread, in this process; unit vectors as a numpy array."""
         model = self._model or self._load()
         return model.encode(
             texts,
@@ -93,4 +103,6 @@ class LocalEmbedder:
             done: Future[EmbeddingBatch] = Future()
             done.set_result(EmbeddingBatch(vectors=[]))
             return done
-        return self._thread.submit(lambda: EmbeddingBatch(vectors=self._encode(texts).tolist()))
+        if self._process is not None:
+            return self._process.submit(texts)
+        return self._thread.submit(lambda: EmbeddingBatch(vectors=self.encode(texts).tolist()))

@@ -1,0 +1,75 @@
+"""The local model in a child process (the web server's default): same vectors, no mix-ups, restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+from memories.llm import ModelBackendError
+from memories.llm.local import LocalEmbedder
+
+TEXTS = ["What is my favourite food?", "I love eating sushi more than any other dish.", "The train left at noon."]
+
+
+@pytest.fixture(scope="module")
+def in_child():
+    """A child process of its own for this module's tests (loading the model takes a few seconds)."""
+    embedder = LocalEmbedder(threads=1, own_process=True, channels=4)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def test_child_gives_the_vectors_this_process_gives(in_child):
+    here = LocalEmbedder(threads=1).embed(TEXTS).vectors
+    there = in_child.embed(TEXTS).vectors
+    assert in_child._process.pid not in (None, os.getpid())
+    np.testing.assert_allclose(there, here, atol=1e-5)
+
+
+def test_concurrent_callers_each_get_their_own_texts_vectors(in_child):
+    expected = {text: np.asarray(vector) for text, vector in zip(TEXTS, in_child.embed(TEXTS).vectors, strict=True)}
+    results: dict[int, list] = {}
+
+    def call(i: int) -> None:
+        text = TEXTS[i % len(TEXTS)]
+        results[i] = [(text, in_child.embed([text]).vectors[0]) for _ in range(5)]
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]  # more callers than pipes
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 6
+    for calls in results.values():
+        for text, vector in calls:
+            np.testing.assert_allclose(vector, expected[text], atol=1e-5)
+
+
+def test_an_answer_nobody_read_does_not_reach_the_next_caller(in_child):
+    # A search that fails before it asks for its query's vector leaves an answer in the pipe.
+    for _ in range(in_child._process.channels + 1):
+        in_child.embed_later(["The train left at noon."])  # dropped unread
+    (vector,) = in_child.embed(["What is my favourite food?"]).vectors
+    (expected,) = LocalEmbedder(threads=1).embed(["What is my favourite food?"]).vectors
+    np.testing.assert_allclose(vector, expected, atol=1e-5)
+
+
+def test_model_errors_are_reported_and_the_child_goes_on(in_child):
+    with pytest.raises(ModelBackendError) as error:
+        in_child.embed([None])  # the tokenizer refuses it
+    assert error.value.code == "MODEL_BACKEND_ERROR"
+    assert len(in_child.embed(["still here"]).vectors) == 1
+
+
+def test_a_child_that_died_is_started_again(in_child):
+    old_pid = in_child._process.pid
+    os.kill(old_pid, signal.SIGKILL)
+    with pytest.raises(ModelBackendError) as error:
+        in_child.embed(["anyone there?"])
+    assert error.value.code == "MODEL_BACKEND_UNAVAILABLE"
+    assert len(in_child.embed(["anyone there?"]).vectors[0]) == 384
+    assert in_child._process.pid not in (None, old_pid)
