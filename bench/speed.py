@@ -157,7 +157,11 @@ class Server:
         """Peak RSS of the web process and, apart, of its children (the embedding model's process)."""
         import psutil
 
-        children = [child.pid for child in psutil.Process(self.process.pid).children(recursive=True)]
+        children = [
+            child.pid
+            for child in psutil.Process(self.process.pid).children(recursive=True)
+            if not any("resource_tracker" in part for part in child.cmdline())  # multiprocessing's helper
+        ]
         return {"web": _peak_rss_mb([self.process.pid]), "model_process": _peak_rss_mb(children)}
 
 

@@ -240,14 +240,18 @@ def search_memories(
     # end users, and (when stage 2 is likely to run) stage 2's full-text ranking, which needs
     # no vector.
     embedding_started = get_embedder().embed_later([query])
-    user_ids = user_ids_for(external_ids=user_external_ids)
+    try:
+        user_ids = user_ids_for(external_ids=user_external_ids)
+        search_filter = search_filter or SearchFilter()
+        text_ranking = (
+            rank_messages_by_text(user_ids=user_ids, query=query, top_k=top_k, search_filter=search_filter)
+            if search_content
+            else None
+        )
+    except BaseException:
+        embedding_started.cancel()  # hands the model's pipe back at once (memories/llm/model_process.py)
+        raise
     multi_user = len(set(user_external_ids)) > 1
-    search_filter = search_filter or SearchFilter()
-    text_ranking = (
-        rank_messages_by_text(user_ids=user_ids, query=query, top_k=top_k, search_filter=search_filter)
-        if search_content
-        else None
-    )
     embedding = embedding_started.result()
     vector = embedding.vectors[0]
     usage = embedding.usage

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 
-from memories.llm import ModelBackendError
+from memories.llm import ModelBackendError, model_process
 from memories.llm.local import LocalEmbedder
 
 TEXTS = ["What is my favourite food?", "I love eating sushi more than any other dish.", "The train left at noon."]
@@ -58,6 +58,27 @@ def test_an_answer_nobody_read_does_not_reach_the_next_caller(in_child):
     np.testing.assert_allclose(vector, expected, atol=1e-5)
 
 
+def test_a_cancelled_call_hands_its_pipe_back_clean(in_child):
+    # search_memories cancels the query's embedding when the end-user lookup fails.
+    for _ in range(in_child._process.channels + 1):
+        assert in_child.embed_later(["The train left at noon."]).cancel() is True
+    (vector,) = in_child.embed(["What is my favourite food?"]).vectors
+    (expected,) = LocalEmbedder(threads=1).embed(["What is my favourite food?"]).vectors
+    np.testing.assert_allclose(vector, expected, atol=1e-5)
+
+
+def test_a_timeout_leaves_the_call_and_the_child_as_they_were(in_child):
+    pid = in_child._process.pid
+    texts = [f"{i} {TEXTS[1]}" for i in range(64)]
+    started = in_child.embed_later(texts)
+    with pytest.raises(TimeoutError):
+        started.result(timeout=0)
+    vectors = started.result()
+    assert len(vectors.vectors) == 64
+    np.testing.assert_allclose(vectors.vectors[5], in_child.embed([texts[5]]).vectors[0], atol=1e-5)
+    assert in_child._process.pid == pid
+
+
 def test_model_errors_are_reported_and_the_child_goes_on(in_child):
     with pytest.raises(ModelBackendError) as error:
         in_child.embed([None])  # the tokenizer refuses it
@@ -65,7 +86,8 @@ def test_model_errors_are_reported_and_the_child_goes_on(in_child):
     assert len(in_child.embed(["still here"]).vectors) == 1
 
 
-def test_a_child_that_died_is_started_again(in_child):
+def test_a_child_that_died_is_started_again(in_child, monkeypatch):
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_SECONDS", 0)
     old_pid = in_child._process.pid
     os.kill(old_pid, signal.SIGKILL)
     with pytest.raises(ModelBackendError) as error:
@@ -73,3 +95,30 @@ def test_a_child_that_died_is_started_again(in_child):
     assert error.value.code == "MODEL_BACKEND_UNAVAILABLE"
     assert len(in_child.embed(["anyone there?"]).vectors[0]) == 384
     assert in_child._process.pid not in (None, old_pid)
+
+
+def test_callers_in_flight_when_the_child_dies_all_get_an_answer_or_an_error(in_child, monkeypatch):
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_SECONDS", 0)
+    (expected,) = in_child.embed([TEXTS[0]]).vectors
+    outcomes: list[str] = []
+
+    def call() -> None:
+        for _ in range(15):
+            try:
+                (vector,) = in_child.embed([TEXTS[0]]).vectors
+            except ModelBackendError as exc:
+                outcomes.append(exc.code)
+            else:
+                np.testing.assert_allclose(vector, expected, atol=1e-5)
+                outcomes.append("ok")
+
+    threads = [threading.Thread(target=call) for _ in range(6)]  # more callers than pipes (4)
+    for thread in threads:
+        thread.start()
+    os.kill(in_child._process.pid, signal.SIGKILL)
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a caller never got an answer"
+    assert len(outcomes) == 6 * 15
+    assert set(outcomes) <= {"ok", "MODEL_BACKEND_UNAVAILABLE"}
+    assert outcomes[-1] == "ok"  # the restarted child answers

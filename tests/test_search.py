@@ -178,3 +178,27 @@ def test_unexpected_failures_are_masked(gql, monkeypatch):
     assert body["errors"][0]["message"] == "Unexpected error."
     assert body["errors"][0]["extensions"] == {"code": "INTERNAL_ERROR"}
     assert "secret_table" not in str(body)
+
+
+def test_a_search_that_fails_before_it_needs_the_vector_gives_the_embedding_up(monkeypatch):
+    """The local model's pipe (EMBEDDING_PROCESS) goes back at once, not when the garbage collector runs."""
+    from concurrent.futures import Future
+
+    from memories import search as search_module
+
+    started: list[Future] = []
+
+    class Embedder:
+        def embed_later(self, texts):  # noqa: ANN001, ANN202
+            started.append(Future())
+            return started[-1]
+
+    def failing_lookup(**kwargs):  # noqa: ANN003, ANN202
+        raise RuntimeError("database gone")
+
+    monkeypatch.setattr(search_module, "get_embedder", Embedder)
+    monkeypatch.setattr(search_module, "user_ids_for", failing_lookup)
+    with pytest.raises(RuntimeError, match="database gone"):
+        search_module.search_memories(user_external_ids=["alice"], query="favourite food?", answer=False)
+    assert len(started) == 1
+    assert started[0].cancelled()

@@ -137,5 +137,3 @@ def test_web_server_runs_the_model_in_a_child_process_and_leaves_a_core_to_the_r
     # The vector came from the child: the web process never loaded torch.
     assert dimensions == 384
     assert torch_here is False
-    # Workers, commands and tests embed in their own process.
-    assert settings.EMBEDDING_PROCESS is False

@@ -12,17 +12,22 @@ How: one child process (``multiprocessing``, started with ``spawn``, so it share
 threads or locks with its parent) loads the model and answers requests over pipes, one
 pipe per caller at a time, in the order they arrive. The caller's own thread sends the texts
 and later receives the vectors, so no other thread of the parent has to wake for it. A
-child that dies is started again on the next call; the call that found it dead raises
-``ModelBackendError``.
+child that dies is started again on a later call (at most once per
+``RESTART_INTERVAL_SECONDS``); the calls that found it dead raise ``ModelBackendError``.
+
+As with any ``spawn``-ed process, the program's main module must be importable without side
+effects (``if __name__ == "__main__":``); ``manage.py``, uvicorn and gunicorn are.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import queue
 import signal
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from concurrent.futures import Future
@@ -31,7 +36,13 @@ from multiprocessing.connection import Connection, wait
 
 from memories.llm.base import EmbeddingBatch, ModelBackendError
 
-__all__ = ["EmbeddingProcess"]
+__all__ = ["RESTART_INTERVAL_SECONDS", "EmbeddingProcess"]
+
+logger = logging.getLogger(__name__)
+
+# A child that died is started again at most this often (a model that cannot load, or is
+# killed for memory each time, would otherwise be reloaded on every request).
+RESTART_INTERVAL_SECONDS = 5.0
 
 # What a broken pipe to the child raises, depending on where it broke.
 _PIPE_ERRORS = (EOFError, OSError)
@@ -47,45 +58,69 @@ class _Channel:
 
 
 class _PendingEmbedding(Future):
-    """A ``Future`` whose result is read from the child's pipe, in the thread that asks for it."""
+    """A ``Future`` whose result is read from the child's pipe, in the thread that asks for it.
+
+    It completes when ``result()``, ``exception()`` or ``cancel()`` is called, not by
+    itself: done-callbacks run then, in that thread.
+    """
 
     def __init__(self, owner: EmbeddingProcess, channel: _Channel) -> None:
         super().__init__()
         self._owner, self._channel = owner, channel
         self._receive_lock = threading.Lock()
-        # Abandoned unread (the caller failed before asking): the pipe goes back to the pool
-        # marked, and its next user reads the stale answer first.
+        # Dropped unread (a caller that neither read nor cancelled it): the pipe goes back to
+        # the pool marked, and its next user reads the stale answer first.
         self._finalizer = weakref.finalize(self, owner._release, channel, True)
 
     def result(self, timeout: float | None = None) -> EmbeddingBatch:
-        with self._receive_lock:
-            if not self.done():
-                self._receive(timeout)
+        self._receive(timeout)
         return super().result(0)
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
-        with self._receive_lock:
-            if not self.done():
-                self._receive(timeout)
+        self._receive(timeout)
         return super().exception(0)
 
-    def _receive(self, timeout: float | None) -> None:
-        connection = self._channel.connection
-        try:
-            if timeout is not None and not connection.poll(timeout):
-                raise TimeoutError(f"No embedding after {timeout} s.")
-            status, payload = connection.recv()
-        except _PIPE_ERRORS as exc:
+    def cancel(self) -> bool:
+        """Give the answer up: it is read and dropped here, and the pipe goes back to the pool."""
+        with self._receive_lock:
+            if self.done():
+                return self.cancelled()
             self._finalizer.detach()
-            self._owner._broken(self._channel)
-            self.set_exception(_unavailable(exc))
-            return
-        self._finalizer.detach()
-        self._owner._release(self._channel, False)
-        if status == "ok":
-            self.set_result(EmbeddingBatch(vectors=payload.tolist()))
-        else:
-            self.set_exception(ModelBackendError("MODEL_BACKEND_ERROR", f"The embedding model failed: {payload}"))
+            try:
+                self._channel.connection.recv()
+            except _PIPE_ERRORS:
+                self._owner._broken(self._channel)
+            else:
+                self._owner._release(self._channel, False)
+            return super().cancel()
+
+    def _receive(self, timeout: float | None) -> None:
+        with self._receive_lock:
+            if self.done():
+                return
+            connection = self._channel.connection
+            # A timeout leaves everything as it was: the answer can still be read, or cancelled.
+            if timeout is not None and not _ready(connection, timeout):
+                raise TimeoutError(f"No embedding after {timeout} s.")
+            self._finalizer.detach()
+            try:
+                status, payload = connection.recv()
+            except _PIPE_ERRORS as exc:
+                self._owner._broken(self._channel)
+                self.set_exception(_unavailable(exc))
+                return
+            self._owner._release(self._channel, False)
+            if status == "ok":
+                self.set_result(EmbeddingBatch(vectors=payload.tolist()))
+            else:
+                self.set_exception(ModelBackendError("MODEL_BACKEND_ERROR", f"The embedding model failed: {payload}"))
+
+
+def _ready(connection: Connection, timeout: float) -> bool:
+    try:
+        return connection.poll(timeout)
+    except _PIPE_ERRORS:
+        return True  # recv() reports it
 
 
 class EmbeddingProcess:
@@ -99,21 +134,31 @@ class EmbeddingProcess:
 
     def __init__(self, *, threads: int, batch_size: int, channels: int) -> None:
         self.threads, self.batch_size, self.channels = threads, batch_size, channels
+        self._reset()
+        os.register_at_fork(after_in_child=self._after_fork)
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._process: multiprocessing.process.BaseProcess | None = None
-        self._pid: int | None = None
         self._generation = 0
+        self._started_at = float("-inf")
+        self._channels: list[_Channel] = []
+        # One queue for the object's life: a caller waiting on it when the child is replaced
+        # gets one of the new pipes.
         self._free: queue.SimpleQueue[_Channel] = queue.SimpleQueue()
 
     def submit(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
         """Send ``texts`` to the child; the future's ``result()`` gives their vectors.
 
-        ``result()`` raises ``ModelBackendError``: ``MODEL_BACKEND_UNAVAILABLE`` when the
-        child died (the next call starts a new one), ``MODEL_BACKEND_ERROR`` when the model
-        raised.
+        The caller must read the result or ``cancel()`` the future: until then it holds one
+        of the ``channels``.
+
+        Raises:
+            ModelBackendError: ``MODEL_BACKEND_UNAVAILABLE`` when the child is dead and was
+                restarted less than ``RESTART_INTERVAL_SECONDS`` ago. ``result()`` raises it
+                when the child died meanwhile; ``MODEL_BACKEND_ERROR`` when the model raised.
         """
-        self._ensure_started()
-        channel = self._free.get()
+        channel = self._take()
         try:
             if channel.pending:
                 channel.connection.recv()
@@ -124,29 +169,42 @@ class EmbeddingProcess:
             failed: Future[EmbeddingBatch] = Future()
             failed.set_exception(_unavailable(exc))
             return failed
+        except BaseException:
+            self._broken(channel)  # its state is unknown: start afresh
+            raise
         return _PendingEmbedding(self, channel)
 
     @property
     def pid(self) -> int | None:
         """The child's process id (``None`` before the first call)."""
-        return self._process.pid if self._process is not None else None
+        process = self._process
+        return process.pid if process is not None else None
 
-    def _ensure_started(self) -> None:
-        if self._process is not None and self._pid == os.getpid():
-            return
-        with self._lock:
-            if self._process is None or self._pid != os.getpid():
-                self._start()
+    def _take(self) -> _Channel:
+        """A free pipe to the current child, starting the child if there is none."""
+        while True:
+            with self._lock:
+                if self._process is None:
+                    if time.monotonic() - self._started_at < RESTART_INTERVAL_SECONDS:
+                        raise _unavailable(None)
+                    self._start()
+                generation = self._generation
+            channel = self._free.get()
+            if channel.generation == generation:
+                return channel
+            # A pipe to a child since replaced: drop it and take another.
 
     def _start(self) -> None:
         """A new child and a new set of pipes (called with ``_lock`` held)."""
         self._generation += 1
-        self._free = queue.SimpleQueue()
-        children = []
+        self._started_at = time.monotonic()
+        self._channels, children = [], []
         for _ in range(self.channels):
             parent_end, child_end = multiprocessing.Pipe()
             children.append(child_end)
-            self._free.put(_Channel(parent_end, self._generation))
+            channel = _Channel(parent_end, self._generation)
+            self._channels.append(channel)
+            self._free.put(channel)
         context = multiprocessing.get_context("spawn")
         process = context.Process(
             target=_serve,
@@ -157,26 +215,38 @@ class EmbeddingProcess:
         process.start()
         for child_end in children:
             child_end.close()
-        self._process, self._pid = process, os.getpid()
+        self._process = process
 
     def _release(self, channel: _Channel, pending: bool) -> None:
-        if channel.generation == self._generation:
-            channel.pending = pending
-            self._free.put(channel)
+        with self._lock:
+            if channel.generation == self._generation:
+                channel.pending = pending
+                self._free.put(channel)
 
     def _broken(self, channel: _Channel) -> None:
-        """The child is gone: the next call starts another."""
+        """The child is gone (or a pipe is unusable): stop it; a later call starts another."""
         with self._lock:
-            if channel.generation == self._generation and self._process is not None:
-                if self._process.is_alive():
-                    self._process.terminate()
-                self._process.join(timeout=5)
-                self._process = None
+            process = self._process
+            if channel.generation != self._generation or process is None:
+                return
+            self._process = None
+            self._generation += 1  # every pipe to the old child is dropped as it comes back
+        if process.is_alive():
+            process.terminate()
+        process.join(timeout=5)
+        logger.warning("The embedding model's process stopped (exit code %s).", process.exitcode)
+
+    def _after_fork(self) -> None:
+        """In a forked child of this process: forget the parent's model process and pipes."""
+        for channel in self._channels:
+            channel.connection.close()
+        self._reset()
 
 
-def _unavailable(exc: BaseException) -> ModelBackendError:
+def _unavailable(exc: BaseException | None) -> ModelBackendError:
+    cause = f" ({type(exc).__name__})" if exc is not None else ""
     return ModelBackendError(
-        "MODEL_BACKEND_UNAVAILABLE", f"The embedding process stopped ({type(exc).__name__}); it is being restarted."
+        "MODEL_BACKEND_UNAVAILABLE", f"The embedding model's process stopped{cause}; it is being restarted."
     )
 
 
