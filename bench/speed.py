@@ -327,7 +327,11 @@ def _cores() -> int:
 
 
 def _round_trips(api_key: str, user: str, question: str) -> dict[str, dict[str, int]]:
-    """Queries per search request for each ``topK``, retrieval-only and full."""
+    """Queries per search request for each ``topK``, retrieval-only and full.
+
+    Counted with stage 1 in the request's own thread (``SEARCH_STAGE_THREADS=0``), so that one
+    connection sees every statement; in a stage thread it runs the same statement.
+    """
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext, override_settings
@@ -340,7 +344,7 @@ def _round_trips(api_key: str, user: str, question: str) -> dict[str, dict[str, 
         {"query": SEARCH, "variables": _search_variables(user, question, answer=False)},
         content_type="application/json",
     )
-    with override_settings(CHAT_BACKEND=ZERO_LATENCY_CHAT):
+    with override_settings(CHAT_BACKEND=ZERO_LATENCY_CHAT, SEARCH_STAGE_THREADS=0):
         for mode, answer in (("retrieval", False), ("full", True)):
             for top_k in ROUND_TRIP_TOP_KS:
                 body = {"query": SEARCH, "variables": _search_variables(user, question, answer=answer, top_k=top_k)}

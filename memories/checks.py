@@ -1,4 +1,5 @@
-"""System checks (``manage.py check``): stored vectors that do not match the configured model."""
+"""System checks (``manage.py check``): stored vectors that do not match the configured model,
+and a connection pool too small for the threads that use it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.db import DatabaseError
 from memories.services.embeddings import EMBEDDED_MODELS
 from memories.services.reembed import reembed_column_dimensions
 
-__all__ = ["check_embeddings"]
+__all__ = ["check_embeddings", "check_pool_size"]
 
 _FIX = (
     "Run `manage.py reembed` to re-embed everything with the configured model, or configure the "
@@ -57,3 +58,24 @@ def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warni
     except DatabaseError:
         return []
     return warnings
+
+
+@register("memories")
+def check_pool_size(app_configs: object = None, **kwargs: object) -> list[Warning]:
+    """Warn when the web process's connection pool has fewer connections than threads that use them.
+
+    Each request thread (``WEB_THREADS``) and each stage thread (``SEARCH_STAGE_THREADS``)
+    holds one at a time, and a request thread holds its own while it waits for a stage
+    thread's: with fewer, a search can wait for the pool's timeout (30 s) and fail.
+    """
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    needed = settings.WEB_THREADS + settings.SEARCH_STAGE_THREADS
+    if not isinstance(pool, dict) or pool.get("max_size", needed) >= needed:
+        return []
+    return [
+        Warning(
+            f"DATABASE_POOL_MAX_SIZE is {pool['max_size']}, fewer than WEB_THREADS + SEARCH_STAGE_THREADS ({needed}).",
+            hint="Leave DATABASE_POOL_MAX_SIZE empty (it then has room for both), or lower the thread counts.",
+            id="memories.W003",
+        )
+    ]

@@ -110,12 +110,6 @@ if IN_WORKER and not env.bool("Q_SYNC", default=False):
     # a connection that broke while idle before a task uses it.
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("WORKER_CONN_MAX_AGE", default=600)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if DATABASE_POOL:
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 1,
-        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
-        "timeout": 30,
-    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -250,3 +244,15 @@ PORT = env.int("PORT", default=8000)
 # Threads that run requests in the web process (memoryproject/asgi.py); each holds at most
 # one database connection at a time, from the pool (DATABASE_POOL_MAX_SIZE).
 WEB_THREADS = env.int("WEB_THREADS", default=10)
+# Threads per web process that run a retrieval-only search's stage 1 (summaries, knowledge,
+# diaries) on a connection of their own while the request's thread runs stage 2 (messages)
+# (memories/search.py, _beside); 0: the request's thread runs both, one after the other.
+SEARCH_STAGE_THREADS = env.int("SEARCH_STAGE_THREADS", default=2)
+if DATABASE_POOL:
+    # Room for every request thread and stage thread at once: a request thread holds its
+    # connection while it waits for a stage thread's.
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": int(env.str("DATABASE_POOL_MAX_SIZE", default="") or WEB_THREADS + SEARCH_STAGE_THREADS),
+        "timeout": 30,
+    }

@@ -110,17 +110,39 @@ class ProcessThreads:
     def __init__(self, *, max_workers: int, name: str) -> None:
         self.max_workers, self.name = max_workers, name
         self._executor: ThreadPoolExecutor | None = None
+        self._free: threading.BoundedSemaphore | None = None
         self._pid: int | None = None
         self._lock = threading.Lock()
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:
         """Run ``fn()`` in one of the threads; its result or exception comes through the future."""
+        return self._own_executor().submit(fn)
+
+    def submit_if_free(self, fn: Callable[[], T]) -> Future[T] | None:
+        """Run ``fn()`` in a thread if one is idle; ``None`` (and nothing run) when all are busy.
+
+        For work the caller can as well do itself: it never waits behind other callers' work.
+        """
+        executor, free = self._own_executor(), self._free
+        if not free.acquire(blocking=False):
+            return None
+
+        def run() -> T:
+            try:
+                return fn()
+            finally:
+                free.release()  # before the future is done: its caller may submit again at once
+
+        return executor.submit(run)
+
+    def _own_executor(self) -> ThreadPoolExecutor:
         if self._pid != os.getpid():
             with self._lock:
                 if self._pid != os.getpid():
                     self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix=self.name)
+                    self._free = threading.BoundedSemaphore(self.max_workers)
                     self._pid = os.getpid()
-        return self._executor.submit(fn)
+        return self._executor
 
 
 class Embedder(Protocol):
