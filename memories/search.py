@@ -34,7 +34,7 @@ from functools import lru_cache, partial
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import DataError, close_old_connections, connection, models, transaction
+from django.db import DataError, close_old_connections, connection, models, reset_queries, transaction
 from django.db.backends.postgresql.base import ServerBindingCursor
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 
@@ -324,25 +324,27 @@ def _beside(find: Callable[[], list[Hit]]) -> Future[list[Hit]]:
     takes its connection from the pool and gives it back, as a request does.
     """
     threads = settings.SEARCH_STAGE_THREADS
+    pooled = connection.settings_dict["OPTIONS"].get("pool")
+    in_transaction = connection.in_atomic_block or not connection.get_autocommit()
     started = None
-    if threads and connection.settings_dict["OPTIONS"].get("pool") and not connection.in_atomic_block:
+    if threads > 0 and pooled and not in_transaction:
         started = _stage_threads(threads).submit_if_free(partial(_on_own_connection, find))
     if started is None:
         started = Future()
-        try:
-            started.set_result(find())
-        except Exception as exc:
-            started.set_exception(exc)
+        started.set_result(find())  # its error, if any, is raised before the other stage runs
     return started
 
 
 @lru_cache(maxsize=1)
-def _stage_threads(count: int) -> ProcessThreads:
+def _stage_threads(count: int) -> ProcessThreads:  # one per process whatever calls it first (ProcessThreads)
     return ProcessThreads(max_workers=count, name="search-stage")
 
 
 def _on_own_connection(find: Callable[[], list[Hit]]) -> list[Hit]:
-    """``find()`` in a stage thread, its connection handled as Django handles a request's."""
+    """``find()`` in a stage thread, its connection handled as Django handles a request's
+    (its query log, kept under ``DEBUG``, emptied; the connection closed, i.e. given back to
+    the pool, after)."""
+    reset_queries()
     close_old_connections()
     try:
         return find()

@@ -247,7 +247,7 @@ WEB_THREADS = env.int("WEB_THREADS", default=10)
 # Threads per web process that run a retrieval-only search's stage 1 (summaries, knowledge,
 # diaries) on a connection of their own while the request's thread runs stage 2 (messages)
 # (memories/search.py, _beside); 0: the request's thread runs both, one after the other.
-SEARCH_STAGE_THREADS = env.int("SEARCH_STAGE_THREADS", default=2)
+SEARCH_STAGE_THREADS = max(env.int("SEARCH_STAGE_THREADS", default=2), 0)
 if DATABASE_POOL:
     # Room for every request thread and stage thread at once: a request thread holds its
     # connection while it waits for a stage thread's.

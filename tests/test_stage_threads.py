@@ -90,7 +90,9 @@ def test_stage_threads_give_their_connections_back(alice, search, pooled_connect
     assert stats["pool_available"] == stats["pool_size"]
 
 
-def test_a_stage_one_failure_in_its_thread_reaches_the_caller(alice, gql, pooled_connections, monkeypatch):
+def test_a_stage_one_failure_in_its_thread_reaches_the_caller(alice, gql, pooled_connections, monkeypatch, settings):
+    settings.SEARCH_STAGE_THREADS = 2
+
     def stale(**kwargs):  # noqa: ANN003, ANN202
         assert threading.current_thread().name.startswith("search-stage")
         raise search_module.ReembeddingNeeded("Stored summary vectors were made by another embedding model.")
@@ -101,9 +103,11 @@ def test_a_stage_one_failure_in_its_thread_reaches_the_caller(alice, gql, pooled
 
 
 def test_in_a_transaction_stage_one_runs_in_the_callers_thread_and_sees_its_writes(
-    alice, pooled_connections, stage_one_threads
+    alice, pooled_connections, stage_one_threads, settings
 ):
     from memories.models import Summary
+
+    settings.SEARCH_STAGE_THREADS = 2
 
     with transaction.atomic():
         Summary.objects.filter(user__external_id="alice").delete()  # not committed: no other connection sees it
@@ -139,3 +143,17 @@ def test_a_pool_smaller_than_the_threads_that_use_it_is_reported(settings, monke
     assert [w.id for w in check_pool_size()] == ["memories.W003"]
     monkeypatch.setitem(options, "pool", {"min_size": 1, "max_size": 12})
     assert check_pool_size() == []
+
+
+def test_run_in_the_callers_thread_a_stage_one_failure_stops_the_search_before_stage_two(alice, monkeypatch, settings):
+    settings.SEARCH_STAGE_THREADS = 0
+    stage_two_runs: list[dict] = []
+
+    def stale(**kwargs):  # noqa: ANN003, ANN202
+        raise search_module.ReembeddingNeeded("Stored summary vectors were made by another embedding model.")
+
+    monkeypatch.setattr(search_module, "retrieve_memory", stale)
+    monkeypatch.setattr(search_module, "retrieve_messages", lambda **kwargs: stage_two_runs.append(kwargs) or [])
+    with pytest.raises(search_module.ReembeddingNeeded):
+        search_module.search_memories(user_external_ids=["alice"], query="food?", search_content=True, answer=False)
+    assert stage_two_runs == []

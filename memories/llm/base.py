@@ -133,7 +133,11 @@ class ProcessThreads:
             finally:
                 free.release()  # before the future is done: its caller may submit again at once
 
-        return executor.submit(run)
+        try:
+            return executor.submit(run)
+        except RuntimeError:  # the executor is shutting down (the interpreter exits)
+            free.release()
+            return None
 
     def _own_executor(self) -> ThreadPoolExecutor:
         if self._pid != os.getpid():
