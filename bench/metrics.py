@@ -15,10 +15,12 @@ from statistics import mean
 __all__ = [
     "CATEGORY_NAMES",
     "GROUPS",
+    "RepairedEvidence",
     "SkippedEvidence",
     "clean_evidence",
     "group_means",
     "interleave",
+    "read_evidence",
     "ranking_metrics",
     "session_key",
     "session_of",
@@ -37,7 +39,8 @@ CATEGORY_NAMES: dict[int, str] = {
 # Report groups: each category, categories 1-4 together, and category 5 apart.
 GROUPS: tuple[str, ...] = ("1", "2", "3", "4", "1-4", "5")
 
-_TURN_ID = re.compile(r"^D(\d+):(\d+)$")
+# A turn id as written, loosely: "D3:12", "D:3:12", "D3:012", "d3 : 12".
+_LOOSE_TURN_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)", re.IGNORECASE)
 _SESSION_ID = re.compile(r"^session_(\d+)$")
 
 
@@ -79,40 +82,66 @@ class SkippedEvidence:
     reason: str  # "malformed", "not in conversation" or "not imported"
 
 
+@dataclass(frozen=True)
+class RepairedEvidence:
+    """An evidence entry not written as one ``"D<session>:<turn>"`` id, and the ids read from it."""
+
+    sample_id: str
+    question_index: int
+    evidence_id: str
+    read_as: tuple[str, ...]
+
+
+def read_evidence(raw: object) -> list[str]:
+    """The turn ids in one evidence entry as written in a LoCoMo file, in canonical form.
+
+    The released files hold a few entries that are not one clean id: two ids in one string
+    (``"D8:6; D9:17"``, ``"D9:1 D4:4"``), a stray colon (``"D:11:26"``), a zero-padded turn
+    (``"D30:05"``), or the whole list as its Python text (``"['D1:3', 'D2:8']"``). Each id found
+    is returned as ``"D<session>:<turn>"`` without leading zeros; ``[]`` when none is found.
+    """
+    return [f"D{int(session)}:{int(turn)}" for session, turn in _LOOSE_TURN_ID.findall(str(raw))]
+
+
 def clean_evidence(
     *,
     sample_id: str,
     question_index: int,
-    evidence: Iterable[str],
+    evidence: Iterable[str] | str,
     in_file: set[str],
     imported: set[str],
-) -> tuple[set[str], list[SkippedEvidence]]:
-    """Split a question's evidence ids into the usable ones and the skipped ones.
+) -> tuple[set[str], list[SkippedEvidence], list[RepairedEvidence]]:
+    """Split a question's evidence into the usable turn ids and the skipped ones.
 
     Args:
-        evidence: the question's ``evidence`` list as stored in the file.
+        evidence: the question's ``evidence`` list as stored in the file (or its text).
         in_file: every turn id of the sample's conversation in the file.
         imported: the turn ids actually imported (fewer with ``--max-sessions``).
 
     Returns:
-        The usable evidence ids, and one ``SkippedEvidence`` per id left out: malformed
-        (``"D10:"``, ``"D8:6; D9:17"``), absent from the conversation, or not imported.
+        The usable evidence ids; one ``SkippedEvidence`` per id left out: malformed (no id in
+        it, e.g. ``"D10:"``), absent from the conversation, or not imported; and one
+        ``RepairedEvidence`` per entry read by ``read_evidence`` as other ids than written.
     """
     valid: set[str] = set()
     skipped: list[SkippedEvidence] = []
-    for raw in evidence:
-        evidence_id = str(raw).strip()
-        if not _TURN_ID.match(evidence_id):
-            reason = "malformed"
-        elif evidence_id not in in_file:
-            reason = "not in conversation"
-        elif evidence_id not in imported:
-            reason = "not imported"
-        else:
-            valid.add(evidence_id)
+    repaired: list[RepairedEvidence] = []
+    for raw in [evidence] if isinstance(evidence, str) else evidence:
+        written = str(raw).strip()
+        ids = read_evidence(written)
+        if not ids:
+            skipped.append(SkippedEvidence(sample_id, question_index, written, "malformed"))
             continue
-        skipped.append(SkippedEvidence(sample_id, question_index, str(raw), reason))
-    return valid, skipped
+        if ids != [written]:
+            repaired.append(RepairedEvidence(sample_id, question_index, written, tuple(ids)))
+        for evidence_id in ids:
+            if evidence_id not in in_file:
+                skipped.append(SkippedEvidence(sample_id, question_index, evidence_id, "not in conversation"))
+            elif evidence_id not in imported:
+                skipped.append(SkippedEvidence(sample_id, question_index, evidence_id, "not imported"))
+            else:
+                valid.add(evidence_id)
+    return valid, skipped, repaired
 
 
 def _recall(ranked: Sequence[str], relevant: set[str], k: int) -> float:

@@ -47,9 +47,10 @@ list of turn ids cut at ``max(k)``), averaged over questions:
   summary rankings interleaved round robin (message first), duplicates dropped, a
   parameter-free fusion of what stages 2 and 1 point at.
 
-Evidence ids that are malformed (``"D8:6; D9:17"``), absent from the conversation, or in a
-session not imported (``--max-sessions``) are skipped and counted; a question left with no
-evidence is skipped.
+Evidence entries not written as one clean id (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``)
+are read as the ids they hold (``bench.metrics.read_evidence``) and counted; ids that are
+malformed (``"D10:"``), absent from the conversation, or in a session not imported
+(``--max-sessions``) are skipped and counted; a question left with no evidence is skipped.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ from bench.baselines import BM25Ranker, DenseRanker
 from bench.metrics import (
     CATEGORY_NAMES,
     GROUPS,
+    RepairedEvidence,
     SkippedEvidence,
     clean_evidence,
     group_means,
@@ -368,13 +370,14 @@ def _benchmark(
     timings: dict[str, list[float]] = {"embed": [], "stage2": [], "stage1": [], "bm25": [], "dense": []}
     rows: dict[str, list[tuple[int, dict[str, float]]]] = {system: [] for system in SYSTEMS}
     skipped: list[SkippedEvidence] = []
+    repaired: list[RepairedEvidence] = []
     skipped_questions: list[dict[str, Any]] = []
     per_question: list[dict[str, Any]] = []
     in_file = {sample_id: _turn_ids_in_file(sample) for sample_id, sample in conversations.items()}
 
     for sample_id, index, qa in tqdm(questions, desc="questions", unit="q", disable=not progress):
         user = users[sample_id]
-        evidence, dropped = clean_evidence(
+        evidence, dropped, read_otherwise = clean_evidence(
             sample_id=sample_id,
             question_index=index,
             evidence=qa.get("evidence") or [],
@@ -382,6 +385,7 @@ def _benchmark(
             imported=set(user.turn_id_by_message.values()),
         )
         skipped.extend(dropped)
+        repaired.extend(read_otherwise)
         category = int(qa["category"])
         if not evidence:
             skipped_questions.append({"sample_id": sample_id, "question_index": index, "category": category})
@@ -463,6 +467,7 @@ def _benchmark(
             "by_reason": {r: sum(s.reason == r for s in skipped) for r in sorted({s.reason for s in skipped})},
             "ids": [asdict(s) for s in skipped],
         },
+        "repaired_evidence": {"count": len(repaired), "entries": [asdict(r) for r in repaired]},
         "timings": {
             "import_seconds": round(stats.seconds, 2),
             "median_ms_per_question": {
@@ -560,6 +565,7 @@ def _summary_line(results: dict[str, Any]) -> str:
         f"{questions['evaluated']} of {questions['total']} questions scored "
         f"({len(questions['skipped_without_evidence'])} without usable evidence); "
         f"{skipped['count']} evidence ids skipped {skipped['by_reason']}; "
+        f"evidence entries read as other ids than written: {results['repaired_evidence']['count']}; "
         f"median ms per question: {timings['median_ms_per_question']}"
     )
 

@@ -25,9 +25,10 @@ Only vectors made by the configured embedding model take part in a ranking.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from functools import lru_cache, partial
@@ -50,6 +51,7 @@ __all__ = [
     "SearchResult",
     "retrieve_memory",
     "candidate_pool",
+    "query_embedding_started_early",
     "rank_messages_by_text",
     "retrieve_messages",
     "search_memories",
@@ -244,7 +246,7 @@ def search_memories(
     # The query is embedded in the model's thread while this one queries the database: the
     # end users, and (when stage 2 is likely to run) stage 2's full-text ranking, which needs
     # no vector.
-    embedding_started = get_embedder().embed_later([query])
+    embedding_started = _early_embedding(query) or get_embedder().embed_later([query])
     try:
         user_ids = user_ids_for(external_ids=user_external_ids)
         search_filter = search_filter or SearchFilter()
@@ -312,6 +314,44 @@ def search_memories(
         retrieved_data="\n\n".join(h.block for h in hits) if include_retrieved_data else None,
         usage=usage,
     )
+
+
+# The query embedding started early (query_embedding_started_early): (query, future) or None.
+_EARLY_EMBEDDING: ContextVar[tuple[str, Future] | None] = ContextVar("early_query_embedding", default=None)
+
+
+@contextmanager
+def query_embedding_started_early(*, query: str | None) -> Iterator[None]:
+    """Start embedding ``query`` now; a ``search_memories`` of that very query within the block uses it.
+
+    For the GraphQL view, which knows a search's query before it has authenticated the
+    request and parsed its document (about 3 ms, measured over HTTP: README, *Benchmarks*);
+    the embedding runs meanwhile. An embedding nobody used is dropped when the block ends
+    (the model's process reads and discards its answer before the pipe's next use). Nothing
+    starts for an empty or missing ``query``, and nothing is raised: when the backend cannot
+    start it, the search starts it again and reports the failure.
+    """
+    try:
+        started = get_embedder().embed_later([query]) if query is not None and query.strip() else None
+    except Exception:  # noqa: BLE001 - e.g. ModelBackendError: search_memories raises it in its place
+        started = None
+    if started is None:
+        yield
+        return
+    token = _EARLY_EMBEDDING.set((query, started))
+    try:
+        yield
+    finally:
+        _EARLY_EMBEDDING.reset(token)
+
+
+def _early_embedding(query: str) -> Future | None:
+    """The embedding of ``query`` started early in this context, taken (once), or ``None``."""
+    started = _EARLY_EMBEDDING.get()
+    if started is None or started[0] != query:
+        return None
+    _EARLY_EMBEDDING.set(None)
+    return started[1]
 
 
 def _beside(find: Callable[[], list[Hit]]) -> Future[list[Hit]]:

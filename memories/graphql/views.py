@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.utils.decorators import method_decorator
@@ -9,7 +11,8 @@ from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from strawberry.django.views import GraphQLView
 
 from memories.graphql.permissions import Scope
-from memories.services.api_keys import api_key_authenticate
+from memories.search import query_embedding_started_early
+from memories.services.api_keys import api_key_authenticate, api_key_recently_authenticated
 
 __all__ = ["MemoryGraphQLView"]
 
@@ -31,15 +34,31 @@ class MemoryGraphQLView(GraphQLView):
     - A staff member's admin session (GraphiQL in the browser): all users, CSRF checked.
     - Anything else gets HTTP 401 and no data. The GraphiQL page itself (a GET without a
       query) is served to everyone.
+
+    A ``search`` sent the documented way (its input as the ``$input`` variable) with a key
+    that authenticated in this process within the last minute has its query embedded while
+    the key is checked and the document parsed (``query_embedding_started_early``; about 2 ms
+    less per search over HTTP, README, *Benchmarks*). A request with any other key starts
+    nothing before it is authenticated, so a caller without a good key cannot make the
+    service run its model.
     """
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if request.method == "GET" and "query" not in request.GET:
             return super().dispatch(request, *args, **kwargs)
-        header = request.headers.get("Authorization", "")
-        if header:
-            scheme, _, raw_key = header.partition(" ")
-            key = api_key_authenticate(raw_key=raw_key.strip()) if scheme.lower() == "bearer" else None
+        scheme, _, raw_key = request.headers.get("Authorization", "").partition(" ")
+        raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
+        # A search by a key that authenticated lately: its query is embedded while the key is
+        # checked and the document parsed. Any other request starts nothing before it is checked.
+        early_query = _search_query(request) if raw_key and api_key_recently_authenticated(raw_key=raw_key) else None
+        with query_embedding_started_early(query=early_query):
+            return self._authenticated_dispatch(request, raw_key, *args, **kwargs)
+
+    def _authenticated_dispatch(
+        self, request: HttpRequest, raw_key: str, *args: object, **kwargs: object
+    ) -> HttpResponse:
+        if request.headers.get("Authorization", ""):
+            key = api_key_authenticate(raw_key=raw_key) if raw_key else None
             if key is None:
                 return _error("Invalid or revoked API key.", "UNAUTHENTICATED", 401)
             request.memory_scope = Scope(
@@ -53,3 +72,23 @@ class MemoryGraphQLView(GraphQLView):
         else:
             return _error(_UNAUTHENTICATED, "UNAUTHENTICATED", 401)
         return super().dispatch(request, *args, **kwargs)
+
+
+def _search_query(request: HttpRequest) -> str | None:
+    """``variables.input.query`` of a JSON GraphQL POST whose document calls ``search``, else ``None``.
+
+    The documented way to call ``search`` (README, *GraphQL API*). A guess, only used to start
+    the query's embedding early: the search itself takes it only if its query is this text.
+    """
+    body = request.body if request.method == "POST" and request.content_type == "application/json" else b""
+    if b"search" not in body or b'"input"' not in body:
+        return None
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    document = data.get("query") if isinstance(data, dict) else None
+    variables = data.get("variables") if isinstance(data, dict) else None
+    search_input = variables.get("input") if isinstance(variables, dict) else None
+    query = search_input.get("query") if isinstance(search_input, dict) else None
+    return query if isinstance(document, str) and "search" in document and isinstance(query, str) else None
