@@ -39,8 +39,8 @@ CATEGORY_NAMES: dict[int, str] = {
 # Report groups: each category, categories 1-4 together, and category 5 apart.
 GROUPS: tuple[str, ...] = ("1", "2", "3", "4", "1-4", "5")
 
-# A turn id as written, loosely: "D3:12", "D:3:12", "D3:012", "d3 : 12".
-_LOOSE_TURN_ID = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)", re.IGNORECASE)
+# A turn id as written, loosely: "D3:12", "D:3:12", "D3:012", "D3 : 12"; not inside a word ("Round 3:4").
+_LOOSE_TURN_ID = re.compile(r"(?<![A-Za-z0-9])D\s*:?\s*(\d+)\s*:\s*(\d+)")
 _SESSION_ID = re.compile(r"^session_(\d+)$")
 
 

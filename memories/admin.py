@@ -9,11 +9,10 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 from simple_history.admin import SimpleHistoryAdmin
 
 from memories.models import ApiKey, Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
-from memories.services.api_keys import api_key_assign_secret
+from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 from memories.services.summaries import summaries_regenerate
@@ -202,5 +201,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
-        self.message_user(request, f"Revoked {count} key(s).")
+        key_ids = list(queryset.filter(revoked_at__isnull=True).values_list("pk", flat=True))
+        for key_id in key_ids:
+            api_key_revoke(key_id=key_id)
+        self.message_user(request, f"Revoked {len(key_ids)} key(s).")

@@ -325,11 +325,12 @@ def query_embedding_started_early(*, query: str | None) -> Iterator[None]:
     """Start embedding ``query`` now; a ``search_memories`` of that very query within the block uses it.
 
     For the GraphQL view, which knows a search's query before it has authenticated the
-    request and parsed its document (about 3 ms, measured over HTTP: README, *Benchmarks*);
-    the embedding runs meanwhile. An embedding nobody used is dropped when the block ends
-    (the model's process reads and discards its answer before the pipe's next use). Nothing
-    starts for an empty or missing ``query``, and nothing is raised: when the backend cannot
-    start it, the search starts it again and reports the failure.
+    request and parsed its document; the embedding runs meanwhile (about 2 ms less per search
+    over HTTP at 1M messages: README, *Benchmarks*). An embedding the search does not take
+    (another query, a refused request) is given up when the search starts or the block ends:
+    cancelled if it has not started; the model's process reads and drops its answer before the
+    pipe's next use. Nothing starts for an empty or missing ``query``, and nothing is raised:
+    when the backend cannot start it, the search starts it again and reports the failure.
     """
     try:
         started = get_embedder().embed_later([query]) if query is not None and query.strip() else None
@@ -342,16 +343,25 @@ def query_embedding_started_early(*, query: str | None) -> Iterator[None]:
     try:
         yield
     finally:
+        if _EARLY_EMBEDDING.get() is not None:  # not taken
+            started.cancel()
         _EARLY_EMBEDDING.reset(token)
 
 
 def _early_embedding(query: str) -> Future | None:
-    """The embedding of ``query`` started early in this context, taken (once), or ``None``."""
+    """The embedding of ``query`` started early in this context, taken (once), or ``None``.
+
+    One started for another text is given up here, before the search starts its own, so a
+    search never holds two of the model's pipes.
+    """
     started = _EARLY_EMBEDDING.get()
-    if started is None or started[0] != query:
+    if started is None:
         return None
     _EARLY_EMBEDDING.set(None)
-    return started[1]
+    if started[0] == query:
+        return started[1]
+    started[1].cancel()
+    return None
 
 
 def _beside(find: Callable[[], list[Hit]]) -> Future[list[Hit]]:

@@ -21,6 +21,8 @@ def test_read_evidence_finds_every_id_in_a_loosely_written_entry():
     assert read_evidence("D30:05") == ["D30:5"]
     assert read_evidence("['D1:3', 'D2:1']") == ["D1:3", "D2:1"]
     assert read_evidence("D10:") == []
+    assert read_evidence("Round 3:4") == []
+    assert read_evidence("Dad 2:1") == []
     assert read_evidence("") == []
 
 

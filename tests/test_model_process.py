@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -58,8 +59,12 @@ def test_an_answer_nobody_read_does_not_reach_the_next_caller(in_child):
     np.testing.assert_allclose(vector, expected, atol=1e-5)
 
 
-def test_a_cancelled_call_hands_its_pipe_back_clean(in_child):
+def test_a_cancelled_call_hands_its_pipe_back_at_once(in_child):
     # search_memories cancels the query's embedding when the end-user lookup fails.
+    long_call = in_child.embed_later([f"{i} {TEXTS[1]}" for i in range(256)])
+    started = time.perf_counter()
+    assert long_call.cancel() is True
+    assert time.perf_counter() - started < 0.1  # not waiting for 256 texts to be embedded
     for _ in range(in_child._process.channels + 1):
         assert in_child.embed_later(["The train left at noon."]).cancel() is True
     (vector,) = in_child.embed(["What is my favourite food?"]).vectors

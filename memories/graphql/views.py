@@ -39,8 +39,9 @@ class MemoryGraphQLView(GraphQLView):
     that authenticated in this process within the last minute has its query embedded while
     the key is checked and the document parsed (``query_embedding_started_early``; about 2 ms
     less per search over HTTP, README, *Benchmarks*). A request with any other key starts
-    nothing before it is authenticated, so a caller without a good key cannot make the
-    service run its model.
+    nothing before it is authenticated: a caller without a key that was good within the last
+    minute cannot make the service run its model. A key revoked in another process within that
+    minute is refused all the same; its first refusal here stops the early starts.
     """
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
@@ -53,6 +54,14 @@ class MemoryGraphQLView(GraphQLView):
         early_query = _search_query(request) if raw_key and api_key_recently_authenticated(raw_key=raw_key) else None
         with query_embedding_started_early(query=early_query):
             return self._authenticated_dispatch(request, raw_key, *args, **kwargs)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """Strawberry's JSON decoding; a body nested deeper than Python's recursion limit gets
+        Strawberry's 400 for unparsable JSON rather than a server error."""
+        try:
+            return json.loads(data)
+        except RecursionError as exc:
+            raise json.JSONDecodeError("Nested too deeply", data if isinstance(data, str) else "", 0) from exc
 
     def _authenticated_dispatch(
         self, request: HttpRequest, raw_key: str, *args: object, **kwargs: object
@@ -85,7 +94,7 @@ def _search_query(request: HttpRequest) -> str | None:
         return None
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # Strawberry answers them (decode_json) after authentication
         return None
     document = data.get("query") if isinstance(data, dict) else None
     variables = data.get("variables") if isinstance(data, dict) else None

@@ -81,17 +81,13 @@ class _PendingEmbedding(Future):
         return super().exception(0)
 
     def cancel(self) -> bool:
-        """Give the answer up: it is read and dropped here, and the pipe goes back to the pool."""
+        """Give the answer up, without waiting for it: the pipe goes back to the pool marked,
+        and its next user reads and drops the answer first."""
         with self._receive_lock:
             if self.done():
                 return self.cancelled()
             self._finalizer.detach()
-            try:
-                self._channel.connection.recv()
-            except _PIPE_ERRORS:
-                self._owner._broken(self._channel)
-            else:
-                self._owner._release(self._channel, False)
+            self._owner._release(self._channel, True)
             return super().cancel()
 
     def _receive(self, timeout: float | None) -> None:

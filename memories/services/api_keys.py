@@ -105,8 +105,8 @@ def api_key_revoke(*, key_id: int) -> ApiKey:
         ApiKey.DoesNotExist: no such key.
     """
     key = ApiKey.objects.get(pk=key_id)
-    _recently_authenticated.pop(key.key_hash, None)
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+    _recently_authenticated.pop(key.key_hash, None)
     return key
