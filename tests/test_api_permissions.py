@@ -419,6 +419,13 @@ def test_a_key_records_when_it_was_last_used(client, make_api_key):
     assert ApiKey.objects.get().last_used_at is not None
 
 
+def test_api_responses_set_no_cookie(alice, client, make_api_key):
+    response = post(client, HISTORY, {"userId": "alice"}, **bearer(make_api_key("alice")))
+    assert response.status_code == 200
+    assert not response.cookies
+    assert "Set-Cookie" not in response
+
+
 def test_graphiql_page_is_served_to_everyone(client):
     response = client.get("/graphql/", HTTP_ACCEPT="text/html")
     assert response.status_code == 200

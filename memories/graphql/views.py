@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.middleware.csrf import CsrfViewMiddleware
+from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.utils.decorators import method_decorator
-from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
+from django.views.decorators.csrf import csrf_exempt
 from strawberry.django.views import GraphQLView
 
 from memories.graphql.permissions import Scope
@@ -26,14 +26,15 @@ def _error(message: str, code: str, status: int) -> JsonResponse:
     return JsonResponse({"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}, status=status)
 
 
-@method_decorator([csrf_exempt, ensure_csrf_cookie], name="dispatch")
+@method_decorator(csrf_exempt, name="dispatch")
 class MemoryGraphQLView(GraphQLView):
     """Strawberry's view behind authentication.
 
     - ``Authorization: Bearer <key>``: an active API key; its scope is the key's end users.
     - A staff member's admin session (GraphiQL in the browser): all users, CSRF checked.
     - Anything else gets HTTP 401 and no data. The GraphiQL page itself (a GET without a
-      query) is served to everyone.
+      query) is served to everyone, with the CSRF cookie its requests send back; API
+      responses set no cookie.
 
     A ``search`` sent the documented way (its input as the ``$input`` variable) with a key
     that authenticated in this process within the last minute has its query embedded while
@@ -46,6 +47,7 @@ class MemoryGraphQLView(GraphQLView):
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if request.method == "GET" and "query" not in request.GET:
+            get_token(request)  # the GraphiQL page sets the CSRF cookie its requests send back
             return super().dispatch(request, *args, **kwargs)
         scheme, _, raw_key = request.headers.get("Authorization", "").partition(" ")
         raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
