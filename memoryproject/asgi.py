@@ -12,12 +12,14 @@ over HTTP (README, *Benchmarks*).
 
 The body is read on the event loop before the request gets a thread, so a client that sends
 it slowly holds no thread, and a chunked body (no ``Content-Length``, which WSGI needs)
-arrives whole. Everything else (the admin, static files, the GraphiQL page) goes through
+arrives whole; one over ``MAX_REQUEST_BYTES`` (declared or as it arrives) is refused with
+HTTP 413 before it is read whole. Everything else (the admin, static files, the GraphiQL page) goes through
 Django's ASGI handler, which streams responses without holding a thread.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -46,12 +48,22 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if not (scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == _GRAPHQL_PATH):
         await _django_asgi(scope, receive, send)
         return
+    limit = settings.MAX_REQUEST_BYTES
+    declared = next((value for name, value in scope["headers"] if name.lower() == b"content-length"), b"0")
+    if declared.isdigit() and int(declared) > limit:
+        await _too_large(send)
+        return
     chunks: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
             return
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > limit:  # a chunked body (no Content-Length) that grew too large
+            await _too_large(send)
+            return
         if not message.get("more_body", False):
             break
     body = b"".join(chunks)
@@ -67,3 +79,13 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         return await receive()
 
     await _graphql_wsgi({**scope, "headers": headers}, receive_buffered, send)
+
+
+async def _too_large(send: Send) -> None:
+    """Refuse a body over ``MAX_REQUEST_BYTES`` with HTTP 413, without reading the rest of it."""
+    from memories.graphql.views import error_body, too_large_message
+
+    content = json.dumps(error_body(too_large_message(), "PAYLOAD_TOO_LARGE")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": content})

@@ -202,6 +202,10 @@ MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)
 MAX_MESSAGES_PER_CALL = env.int("MAX_MESSAGES_PER_CALL", default=1000)
 MAX_MESSAGE_CHARS = env.int("MAX_MESSAGE_CHARS", default=32000)
 MAX_METADATA_BYTES = env.int("MAX_METADATA_BYTES", default=16384)
+# A request body larger than this is refused (HTTP 413, PAYLOAD_TOO_LARGE) before it is read
+# whole: 1,000 chat turns of a few hundred characters are well under 1 MiB of JSON.
+MAX_REQUEST_BYTES = env.int("MAX_REQUEST_BYTES", default=10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 MAX_QUERY_DEPTH = env.int("MAX_QUERY_DEPTH", default=10)
 MAX_ALIASES = env.int("MAX_ALIASES", default=15)
 EXTRACTIVE_SUFFICIENT_SIMILARITY = env.float("EXTRACTIVE_SUFFICIENT_SIMILARITY", default=0.7)

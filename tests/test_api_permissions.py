@@ -508,3 +508,13 @@ def test_create_api_key_needs_users_or_all_users(db):
     with pytest.raises(CommandError, match="Scope the key to at least one end user, or to all users."):
         call_command("create_api_key", "unscoped", stdout=StringIO(), stderr=StringIO())
     assert not ApiKey.objects.exists()
+
+
+def test_a_body_over_max_request_bytes_gets_413_through_the_wsgi_handler(alice, client, make_api_key, settings):
+    settings.MAX_REQUEST_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2000
+    key = make_api_key("alice")
+    body = {"query": HISTORY, "variables": {"userId": "alice", "padding": "x" * 3000}}
+    for _ in range(2):  # the second time the key has authenticated lately: the view reads the body first
+        response = client.post("/graphql/", data=json.dumps(body), content_type="application/json", **bearer(key))
+        assert response.status_code == 413
+        assert response.json()["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"

@@ -111,3 +111,24 @@ def test_graphiql_page_and_static_files_are_served():
     status, content = _request(b"", {}, path="/static/admin/css/base.css", method="GET")
     assert status == 200
     assert b"body" in content
+
+
+@pytest.mark.parametrize("chunk", [None, 1000], ids=["content-length", "chunked"])
+def test_a_body_over_max_request_bytes_gets_413_and_nothing_is_stored(chunk, make_api_key, settings):
+    settings.MAX_REQUEST_BYTES = 4000
+    key = make_api_key("alice")
+    headers = {"content-type": "application/json", "authorization": f"Bearer {key}"}
+    message = '{role: "user", content: "%s"}' % ("ramen " * 120)
+    too_large = json.dumps({"query": ADD.replace('{role: "user", content: "I love ramen"}', message * 6)}).encode()
+    assert len(too_large) > 4000
+
+    status, content = _request(too_large, headers, chunk=chunk)
+    assert status == 413
+    error = json.loads(content)["errors"][0]
+    assert error["extensions"]["code"] == "PAYLOAD_TOO_LARGE"
+    assert "MAX_REQUEST_BYTES" in error["message"]
+    assert not Message.objects.exists()
+
+    status, _ = _request(json.dumps({"query": ADD}).encode(), headers, chunk=chunk)
+    assert status == 200
+    assert Message.objects.count() == 1

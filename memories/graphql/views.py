@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.utils.decorators import method_decorator
@@ -22,8 +24,21 @@ _UNAUTHENTICATED = (
 )
 
 
+def error_body(message: str, code: str) -> dict[str, object]:
+    """A GraphQL response body with no data and one error: ``{"data": null, "errors": [...]}``."""
+    return {"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}
+
+
+def too_large_message() -> str:
+    """The message of a request refused for its body's size (HTTP 413, ``PAYLOAD_TOO_LARGE``)."""
+    return (
+        f"The request body is larger than {settings.MAX_REQUEST_BYTES} bytes (MAX_REQUEST_BYTES): "
+        "send less per call, e.g. messages in several addMessages calls."
+    )
+
+
 def _error(message: str, code: str, status: int) -> JsonResponse:
-    return JsonResponse({"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}, status=status)
+    return JsonResponse(error_body(message, code), status=status)
 
 
 @method_decorator(csrf_exempt, name="dispatch")
@@ -35,6 +50,7 @@ class MemoryGraphQLView(GraphQLView):
     - Anything else gets HTTP 401 and no data. The GraphiQL page itself (a GET without a
       query) is served to everyone, with the CSRF cookie its requests send back; API
       responses set no cookie.
+    - A body over ``MAX_REQUEST_BYTES`` gets HTTP 413 (``PAYLOAD_TOO_LARGE``).
 
     A ``search`` sent the documented way (its input as the ``$input`` variable) with a key
     that authenticated in this process within the last minute has its query embedded while
@@ -53,9 +69,14 @@ class MemoryGraphQLView(GraphQLView):
         raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
         # A search by a key that authenticated lately: its query is embedded while the key is
         # checked and the document parsed. Any other request starts nothing before it is checked.
-        early_query = _search_query(request) if raw_key and api_key_recently_authenticated(raw_key=raw_key) else None
-        with query_embedding_started_early(query=early_query):
-            return self._authenticated_dispatch(request, raw_key, *args, **kwargs)
+        try:
+            early_query = (
+                _search_query(request) if raw_key and api_key_recently_authenticated(raw_key=raw_key) else None
+            )
+            with query_embedding_started_early(query=early_query):
+                return self._authenticated_dispatch(request, raw_key, *args, **kwargs)
+        except RequestDataTooBig:  # the body is read, by _search_query or Strawberry, past MAX_REQUEST_BYTES
+            return _error(too_large_message(), "PAYLOAD_TOO_LARGE", 413)
 
     def decode_json(self, data: str | bytes) -> object:
         """Strawberry's JSON decoding; a body nested deeper than Python's recursion limit gets
