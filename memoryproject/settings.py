@@ -230,6 +230,10 @@ Q_CLUSTER = {
     # new one loads the embedding model again (2-7 s of CPU): most embedding tasks take
     # milliseconds, as another task has already embedded their messages.
     "recycle": 10000,
+    # A worker process whose peak RSS passes this is replaced once its current task is done
+    # (django-q2's max_rss, in KiB; 0: no limit), so a leak or an outsized batch cannot grow it
+    # without bound. The largest worker process peaked at 647 MiB in the speed benchmark.
+    "max_rss": env.int("Q_MAX_RSS_MB", default=1536) * 1024 or None,
     # Successful tasks are not stored; failures always are (the admin lists them, with their
     # attempts). Most tasks are embedding tasks that find their messages already embedded,
     # and storing each success cost a write plus django-q2 reading every kept success to

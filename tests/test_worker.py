@@ -79,8 +79,9 @@ get_embedder().embed(["hello"])
 db = settings.DATABASES["default"]
 from django.db import connection
 connection.ensure_connection()
+from django_q.conf import Conf
 print(json.dumps([settings.EMBEDDING_THREADS, torch.get_num_threads(), db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"],
-                  "pool" in db.get("OPTIONS", {})]))
+                  "pool" in db.get("OPTIONS", {}), Conf.MAX_RSS]))
 """
 
 
@@ -93,6 +94,7 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
         "LOG_LEVEL": "WARNING",
         # As in .env.example: the web process's pool, which the worker must not take.
         "DATABASE_POOL": "true",
+        "Q_MAX_RSS_MB": "900",
     }
     for name in ("EMBEDDING_THREADS", "WORKER_CONN_MAX_AGE", "CONN_MAX_AGE", "Q_SYNC"):
         env.pop(name, None)
@@ -100,13 +102,17 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
         [sys.executable, "-c", _WORKER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    threads, torch_threads, conn_max_age, health_checks, pooled = json.loads(done.stdout.strip().splitlines()[-1])
+    threads, torch_threads, conn_max_age, health_checks, pooled, max_rss = json.loads(
+        done.stdout.strip().splitlines()[-1]
+    )
     # Two worker processes side by side: each gets half the cores (more threads than cores
     # make torch's threads wait on one another).
     assert threads == torch_threads == max(1, len(os.sched_getaffinity(0)) // 2)
     assert conn_max_age == 600
     assert health_checks is True
     assert pooled is False
+    # django-q2 replaces a worker process whose peak RSS passes Q_MAX_RSS_MB (its max_rss is in KiB).
+    assert max_rss == 900 * 1024
     # Commands and tests: every core.
     assert settings.EMBEDDING_THREADS == len(os.sched_getaffinity(0))
 
