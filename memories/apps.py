@@ -9,10 +9,13 @@ class MemoriesConfig(AppConfig):
 
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
+        from django_q.signals import post_execute
 
         from memories import checks  # noqa: F401 - registers the system checks
+        from memories.tasks import record_success_after_failure
 
         post_migrate.connect(_ensure_schedules, sender=self)
+        post_execute.connect(record_success_after_failure, dispatch_uid="memories-record-success-after-failure")
 
 
 def _ensure_schedules(sender: AppConfig, **kwargs: object) -> None:

@@ -19,10 +19,11 @@ from memories.services.embeddings import (
     embeddings_pending,
     messages_embed_claimed,
 )
+from memories.services.jobs import job_record_success
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
-__all__ = ["embed_rows", "extract_knowledge", "summarize_session", "sweep"]
+__all__ = ["embed_rows", "extract_knowledge", "record_success_after_failure", "summarize_session", "sweep"]
 
 _SWEEP_EMBED_LIMIT = 5000
 
@@ -64,3 +65,10 @@ def sweep() -> dict[str, int]:
             async_task("memories.tasks.embed_rows", kind, ids)
         queued[kind] = len(ids)
     return queued
+
+
+def record_success_after_failure(sender: object, task: dict, **kwargs: object) -> None:
+    """django-q2's ``post_execute`` receiver (connected in ``MemoriesConfig.ready``): a task
+    that succeeds after a failed attempt is recorded as a success (``job_record_success``)."""
+    if task.get("success"):
+        job_record_success(task_id=task["id"], result=task.get("result"), stopped=task.get("stopped"))

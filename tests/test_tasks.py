@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.utils import timezone
 from django_q.models import Schedule
 
 from memories import tasks
@@ -242,3 +243,47 @@ def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, 
     assert set(Message.objects.filter(embedding__isnull=True).values_list("pk", flat=True)) == {poisoned}
     with pytest.raises(ModelBackendError):
         tasks.embed_rows("message", [poisoned])
+
+
+def _finished(task_id: str, *, success: bool, result: object) -> dict:
+    """A task package as django-q2's worker hands it to the monitor."""
+    now = timezone.now()
+    return {
+        "id": task_id,
+        "name": "alpha-bravo",
+        "func": "memories.tasks.embed_rows",
+        "args": ("message", [1]),
+        "kwargs": {},
+        "started": now,
+        "stopped": now,
+        "success": success,
+        "result": result,
+    }
+
+
+def _monitor(task: dict) -> None:
+    """What django-q2's monitor does with a finished task: store it, then send post_execute."""
+    from django_q.brokers import get_broker
+    from django_q.monitor import save_task
+    from django_q.signals import post_execute
+
+    save_task(task, get_broker())
+    post_execute.send(sender="django_q", task=task)
+
+
+def test_a_task_that_succeeds_on_its_retry_is_no_longer_listed_as_failed(db):
+    from django_q.models import Failure, Success
+
+    _monitor(_finished("a1", success=False, result="ModelBackendError: down"))
+    assert list(Failure.objects.values_list("id", flat=True)) == ["a1"]
+    _monitor(_finished("a1", success=True, result=3))
+    assert not Failure.objects.exists()
+    retried = Success.objects.get(id="a1")
+    assert (retried.result, retried.attempt_count) == (3, 2)
+
+
+def test_successes_without_an_earlier_failure_are_still_not_stored(db):
+    from django_q.models import Task
+
+    _monitor(_finished("b1", success=True, result=3))
+    assert not Task.objects.exists()
