@@ -13,7 +13,9 @@ over HTTP (README, *Benchmarks*).
 The body is read on the event loop before the request gets a thread, so a client that sends
 it slowly holds no thread, and a chunked body (no ``Content-Length``, which WSGI needs)
 arrives whole; one over ``MAX_REQUEST_BYTES`` (declared or as it arrives) is refused with
-HTTP 413 before it is read whole. Everything else (the admin, static files, the GraphiQL page) goes through
+HTTP 413 before it is read whole. Static files go to WhiteNoise in the same thread pool: it
+serves files as WSGI iterators, which Django's ASGI handler would read whole into memory
+(with a warning for each file). Everything else (the admin, the GraphiQL page) goes through
 Django's ASGI handler, which streams responses without holding a thread.
 """
 
@@ -39,12 +41,17 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _django_asgi = get_asgi_application()
-_graphql_wsgi = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
+_wsgi = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_THREADS)
 _GRAPHQL_PATH = "/graphql/"
+_STATIC_PATH = "/" + settings.STATIC_URL.lstrip("/")
 
 
 async def application(scope: Scope, receive: Receive, send: Send) -> None:
-    """Route GraphQL POSTs to the thread pool, with their body read first; anything else to Django's ASGI handler."""
+    """Route GraphQL POSTs to the thread pool, with their body read first, and static files to
+    WhiteNoise there; anything else to Django's ASGI handler."""
+    if scope["type"] == "http" and scope["method"] in ("GET", "HEAD") and scope["path"].startswith(_STATIC_PATH):
+        await _wsgi(scope, receive, send)
+        return
     if not (scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == _GRAPHQL_PATH):
         await _django_asgi(scope, receive, send)
         return
@@ -78,7 +85,7 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    await _graphql_wsgi({**scope, "headers": headers}, receive_buffered, send)
+    await _wsgi({**scope, "headers": headers}, receive_buffered, send)
 
 
 async def _too_large(send: Send) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import warnings
 
 import pytest
 
@@ -108,9 +109,15 @@ def test_graphiql_page_and_static_files_are_served():
     status, content = _request(b"", {"accept": "text/html"}, method="GET")
     assert status == 200
     assert b"graphiql" in content.lower()
-    status, content = _request(b"", {}, path="/static/admin/css/base.css", method="GET")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status, content = _request(b"", {}, path="/static/admin/css/base.css", method="GET")
     assert status == 200
     assert b"body" in content
+    # Served by WhiteNoise in the thread pool, not read whole by Django's ASGI handler.
+    assert not [w for w in caught if "StreamingHttpResponse" in str(w.message)]
+    status, _ = _request(b"", {}, path="/static/admin/css/no-such-file.css", method="GET")
+    assert status == 404
 
 
 @pytest.mark.parametrize("chunk", [None, 1000], ids=["content-length", "chunked"])
