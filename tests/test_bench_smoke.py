@@ -62,6 +62,14 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
     assert floors["every_core"]["threads"] >= floors["web_process"]["threads"] >= 1
     assert floors["every_core"]["p50_ms"] > 0
     assert floors["web_process"]["p50_ms"] > 0
+    # The embedding after the idle time a search leaves the model is reported beside the floor.
+    idle = floors["after_idle_gap"]
+    assert idle["idle_ms"] >= 0
+    assert idle["p50_ms"] > 0
+    assert size["p50_over_embedding_floor"] == round(
+        size["latency"]["retrieval"]["p50_ms"] / min(floors["every_core"]["p50_ms"], floors["web_process"]["p50_ms"]), 2
+    )
+    assert size["p50_over_idle_embedding"] == round(size["latency"]["retrieval"]["p50_ms"] / idle["p50_ms"], 2)
     # The web server runs the model in a process of its own (EMBEDDING_PROCESS): it is measured too.
     assert size["peak_rss_mb"]["web"] > 0
     assert size["peak_rss_mb"]["model_process"] > size["peak_rss_mb"]["web"]
