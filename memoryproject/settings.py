@@ -256,11 +256,16 @@ WEB_THREADS = env.int("WEB_THREADS", default=10)
 # diaries) on a connection of their own while the request's thread runs stage 2 (messages)
 # (memories/search.py, _beside); 0: the request's thread runs both, one after the other.
 SEARCH_STAGE_THREADS = max(env.int("SEARCH_STAGE_THREADS", default=2), 0)
+# Requests through Django's ASGI handler (the admin, GraphiQL, GraphQL GETs) run in a thread
+# of their own each, with a connection of their own: the default pool leaves room for this
+# many of them at once besides the threads above.
+_ASGI_HANDLER_CONNECTIONS = 4
 if DATABASE_POOL:
-    # Room for every request thread and stage thread at once: a request thread holds its
-    # connection while it waits for a stage thread's.
+    # Room for every request thread and stage thread at once (a request thread holds its
+    # connection while it waits for a stage thread's), and for a few admin requests.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
-        "max_size": int(env.str("DATABASE_POOL_MAX_SIZE", default="") or WEB_THREADS + SEARCH_STAGE_THREADS),
+        "max_size": int(env.str("DATABASE_POOL_MAX_SIZE", default="") or 0)
+        or WEB_THREADS + SEARCH_STAGE_THREADS + _ASGI_HANDLER_CONNECTIONS,
         "timeout": 30,
     }
