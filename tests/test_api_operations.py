@@ -554,6 +554,25 @@ def test_delete_history_with_an_empty_session_id_deletes_nothing(add_messages, g
     assert Message.objects.filter(user__external_id="alice").count() == 1
 
 
+def test_deleting_history_deletes_the_facts_raised_from_it_audit_trail_and_all(add_messages, gql_ok):
+    add_messages("alice", "s1", [msg("My locker code is 4471.", "2024-05-01T10:00:00Z")])
+    add_messages("alice", "s2", [msg("I play the cello.", "2024-05-02T10:00:00Z")])
+    user = EndUser.objects.get(external_id="alice")
+    s1, s2 = Session.objects.get(external_id="s1"), Session.objects.get(external_id="s2")
+    cited = Knowledge.objects.create(user=user, content="Locker code 4471 (cited).", source_session=s1)
+    cited.source_messages.set(s1.messages.all())
+    # A chat model may cite no message: such a fact may come from any of its session's.
+    uncited = Knowledge.objects.create(user=user, content="Locker code 4471 (uncited).", source_session=s1)
+    other_session = Knowledge.objects.create(user=user, content="Plays the cello.", source_session=s2)
+    added = Knowledge.objects.create(user=user, content="Allergic to peanuts.")
+
+    gql_ok(DELETE_HISTORY, {"userId": "alice", "sessionId": "s1"})
+
+    assert set(Knowledge.objects.filter(user=user).values_list("pk", flat=True)) == {other_session.pk, added.pk}
+    assert not Knowledge.history.filter(id__in=[cited.pk, uncited.pk]).exists()
+    assert Knowledge.history.filter(id=added.pk).exists()
+
+
 # --- knowledge -------------------------------------------------------------------------
 
 
@@ -774,6 +793,7 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
     bob_before = totals(gql_ok, "bob")
     # Facts raised from summarised sessions (candidates awaiting review) are the user's too.
     knowledge_rows = Knowledge.objects.filter(user__external_id="alice").count()
+    alice_pk = EndUser.objects.get(external_id="alice").pk
 
     assert gql_ok(FORGET_USER, {"userId": "alice"})["forgetUser"] == {
         "__typename": "ForgetUserResult",
@@ -788,6 +808,9 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
     assert (found["answer"], found["hits"]) == (None, [])
     for model in (Message, Session, Summary, Knowledge, Diary):
         assert not model.objects.filter(user__external_id="alice").exists(), model
+    # Nor in the knowledge's audit trail, which records each deleted row with its text.
+    assert not Knowledge.history.filter(user_id=alice_pk).exists()
+    assert Knowledge.history.filter(content__contains="bob").exists()
 
     assert bob_before == {**everything, "summaries": 2}
     assert totals(gql_ok, "bob") == bob_before

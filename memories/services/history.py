@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Max, Min
+from django.db.models import Max, Min, Q
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 from memories.services.jobs import job_enqueue
@@ -47,11 +47,16 @@ def history_delete(
     session_ids = set(messages.values_list("session_id", flat=True).distinct())
     # Lock the sessions first so a summary being written concurrently sees the delete (summary_create).
     list(Session.objects.select_for_update().filter(pk__in=session_ids).values_list("pk", flat=True))
-    # Facts raised from these messages would bring the deleted words back: they go too.
-    raised = Knowledge.objects.filter(source_messages__in=messages.values("pk")).values_list("pk", flat=True)
-    raised_ids = list(raised.distinct())
-    Knowledge.history.filter(id__in=raised_ids).delete()
+    # Facts raised from these messages would bring the deleted words back: they go too, and so
+    # do facts raised from these sessions that name no source message (a chat model may cite
+    # none), since they may come from any of them.
+    cited = Q(source_messages__in=messages.values("pk"))
+    uncited = Q(source_session_id__in=session_ids, source_messages__isnull=True)
+    raised = Knowledge.objects.filter(cited | uncited)
+    raised_ids = list(raised.values_list("pk", flat=True).distinct())
     Knowledge.objects.filter(pk__in=raised_ids).delete()
+    # After the delete: django-simple-history records each deleted row, text and all.
+    Knowledge.history.filter(id__in=raised_ids).delete()
     _, deleted = messages.delete()
     message_count = deleted.get(Message._meta.label, 0)
     summaries, _ = Summary.objects.filter(session_id__in=session_ids).delete()
@@ -93,8 +98,11 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     user = EndUser.objects.filter(external_id=user_external_id).first()
     if user is None:
         return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)
-    Knowledge.history.filter(user_id=user.pk).delete()  # the audit trail keeps old texts: forget them too
+    user_pk = user.pk  # delete() sets it to None
     _, per_model = user.delete()
+    # The audit trail keeps old texts, and django-simple-history has just recorded each deleted
+    # fact, text and all: forget them too.
+    Knowledge.history.filter(user_id=user_pk).delete()
     return UserForgotten(
         messages=per_model.get(Message._meta.label, 0),
         sessions=per_model.get(Session._meta.label, 0),
