@@ -172,6 +172,33 @@ def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_su
     assert lines[-1] == "user: later sentence number 19 about hiking in the Alps."
 
 
+def test_a_newest_message_longer_than_the_summary_budget_is_summarised_from_its_beginning(
+    add_messages, settings, monkeypatch
+):
+    settings.SUMMARY_MAX_INPUT_CHARS = 300
+    long_text = "I moved to Lisbon in March to work on boats. " * 20  # 900 characters
+    add_messages(
+        "alice", "s1", [{"role": "user", "content": "I adopted a cat."}, {"role": "user", "content": long_text}]
+    )
+    seen: list[list[str]] = []
+    real = summaries_service.get_chat_model()
+
+    class Recording:
+        mode = real.mode
+
+        def summarize(self, *, lines, max_sentences):
+            seen.append(list(lines))
+            return real.summarize(lines=lines, max_sentences=max_sentences)
+
+    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    tasks.summarize_session(Message.objects.first().session_id)
+    ((line,),) = seen
+    assert len(line) == 300
+    assert line.startswith("user: I moved to Lisbon in March")
+    assert line.endswith("…")
+    assert "Lisbon" in Summary.objects.get().content
+
+
 def test_embedding_task_re_embeds_messages_with_another_models_vector(add_messages):
     add_messages("alice", "s1", _texts(2, "old"))
     first, second = Message.objects.order_by("pk")

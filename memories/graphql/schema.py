@@ -235,7 +235,11 @@ class Mutation:
         return QueuedSummariesResult(queued_session_ids=queued)
 
     @strawberry_django.mutation(
-        handle_django_errors=True, description="Delete a user's summaries (all or one session's)."
+        handle_django_errors=True,
+        description=(
+            "Delete a user's summaries (all or one session's). Summaries are derived from messages: the "
+            "sweep writes a deleted one again once its session is idle; deleteHistory removes the words for good."
+        ),
     )
     def delete_summaries(self, user_id: str, session_id: str | None = None) -> DeleteSummariesResult:
         return DeleteSummariesResult(

@@ -87,6 +87,8 @@ def _summary_input(messages: list, *, previous: Summary | None) -> list[str]:
 
     A long session keeps its newest lines; what is cut is represented by the previous summary
     (when there is one), so summaries stay bounded in cost and never exceed a model's context.
+    The line that does not fit whole keeps its beginning, up to the budget, ending in "…" (so
+    a newest message longer than the budget, up to ``MAX_MESSAGE_CHARS``, is still summarised).
     """
     lines = [m.embedding_text for m in messages]
     budget = settings.SUMMARY_MAX_INPUT_CHARS
@@ -94,7 +96,9 @@ def _summary_input(messages: list, *, previous: Summary | None) -> list[str]:
         return lines
     kept: list[str] = []
     for line in reversed(lines):
-        if budget - len(line) < 0:
+        if len(line) > budget:
+            if budget > 1:
+                kept.append(line[: budget - 1] + "…")
             break
         kept.append(line)
         budget -= len(line)
@@ -170,7 +174,12 @@ def summaries_regenerate(*, summary_ids: list[int]) -> list[int]:
 
 
 def summaries_delete(*, user_external_id: str, session_external_id: str | None = None) -> int:
-    """Delete a user's summaries (all, or one session's). Returns how many."""
+    """Delete a user's summaries (all, or one session's). Returns how many.
+
+    A summary is derived from its session's messages, so a session left without one is
+    summarised again by the sweep (``summaries_enqueue_stale``) once it is idle: this clears a
+    bad summary, it does not remove what was said (``history_delete`` does).
+    """
     summaries = Summary.objects.filter(user__external_id=user_external_id)
     if session_external_id is not None:
         summaries = summaries.filter(session__external_id=session_external_id)
