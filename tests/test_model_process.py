@@ -127,3 +127,28 @@ def test_callers_in_flight_when_the_child_dies_all_get_an_answer_or_an_error(in_
     assert len(outcomes) == 6 * 15
     assert set(outcomes) <= {"ok", "MODEL_BACKEND_UNAVAILABLE"}
     assert outcomes[-1] == "ok"  # the restarted child answers
+
+
+def test_a_caller_waiting_for_a_pipe_when_the_child_dies_is_not_left_waiting(monkeypatch):
+    monkeypatch.setattr(model_process, "RESTART_INTERVAL_SECONDS", 0)
+    embedder = LocalEmbedder(threads=1, own_process=True, channels=1)
+    embedder.embed(["warm up"])
+    holding = embedder.embed_later([f"{i} {TEXTS[1]}" for i in range(512)])  # the only pipe, for seconds
+    outcome: list[object] = []
+
+    def wait_for_the_pipe() -> None:
+        try:
+            outcome.append(len(embedder.embed([TEXTS[0]]).vectors[0]))
+        except ModelBackendError as exc:
+            outcome.append(exc.code)
+
+    waiter = threading.Thread(target=wait_for_the_pipe)
+    waiter.start()
+    time.sleep(0.3)
+    os.kill(embedder._process.pid, signal.SIGKILL)
+    with pytest.raises(ModelBackendError):
+        holding.result()
+    waiter.join(timeout=60)
+    assert not waiter.is_alive(), "the waiting caller was never woken"
+    assert outcome == [384]  # it started the child again and was answered
+    assert len(embedder.embed([TEXTS[2]]).vectors[0]) == 384  # and gave the new pipe back

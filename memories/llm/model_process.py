@@ -184,11 +184,13 @@ class EmbeddingProcess:
                     if time.monotonic() - self._started_at < RESTART_INTERVAL_SECONDS:
                         raise _unavailable(None)
                     self._start()
-                generation = self._generation
             channel = self._free.get()
-            if channel.generation == generation:
-                return channel
-            # A pipe to a child since replaced: drop it and take another.
+            # Compared with the generation now, not the one before the wait: the child may
+            # have been replaced meanwhile, and this may be a pipe to the new one.
+            with self._lock:
+                if channel.generation == self._generation:
+                    return channel
+            # A pipe to a dead or replaced child: drop it and look again.
 
     def _start(self) -> None:
         """A new child and a new set of pipes (called with ``_lock`` held)."""
@@ -227,6 +229,10 @@ class EmbeddingProcess:
                 return
             self._process = None
             self._generation += 1  # every pipe to the old child is dropped as it comes back
+            # Callers waiting for a pipe would wait for good (the busy ones are not given
+            # back): wake each with a dropped pipe; it starts the child again or reports it.
+            for stale in self._channels:
+                self._free.put(stale)
         if process.is_alive():
             process.terminate()
         process.join(timeout=5)
