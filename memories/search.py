@@ -45,6 +45,7 @@ from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message,
 from memories.selectors import user_ids_for
 
 __all__ = [
+    "MAX_QUERY_CHARS",
     "Hit",
     "ReembeddingNeeded",
     "SearchFilter",
@@ -56,6 +57,10 @@ __all__ = [
     "retrieve_messages",
     "search_memories",
 ]
+
+# The longest search query taken, in characters: a question, not a document (the local
+# embedding model reads its first 256 tokens, about 1,000 characters, anyway).
+MAX_QUERY_CHARS = 2000
 
 STAGE_MEMORY = "memory"
 STAGE_MESSAGES = "messages"
@@ -145,21 +150,29 @@ class SearchFilter:
     ) -> SearchFilter:
         """The window from 00:00 local time on ``since`` to the midnight after ``until``.
 
+        ``until`` on the last day there is (9999-12-31) leaves the window open at the end, as
+        ``None`` does (no midnight follows it).
+
         Raises:
-            ValidationError: ``until`` before ``since``, or an offset outside -14..14 hours.
+            ValidationError: ``until`` before ``since``, an offset outside -14..14 hours, or a
+                NUL character in ``channel``.
         """
         errors: dict[str, list[str]] = {}
         if not -14 <= utc_offset_hours <= 14:
             errors["utcOffsetHours"] = ["utcOffsetHours must be between -14 and 14."]
         if since and until and until < since:
             errors["until"] = ["until must not be before since."]
+        if channel and "\x00" in channel:
+            errors["channel"] = ["channel must not contain the NUL character (U+0000)."]
         if errors:
             raise ValidationError(errors)
         zone = timezone(timedelta(hours=utc_offset_hours))
+        # No midnight follows the last day there is: an until of date.max leaves the end open.
+        after_until = until + timedelta(days=1) if until and until < date.max else None
         return cls(
             channel=channel or None,
             start=datetime.combine(since, time.min, tzinfo=zone) if since else None,
-            end=datetime.combine(until + timedelta(days=1), time.min, tzinfo=zone) if until else None,
+            end=datetime.combine(after_until, time.min, tzinfo=zone) if after_until else None,
             first_day=since,
             last_day=until,
         )
@@ -238,7 +251,8 @@ def search_memories(
         ran, usage.
 
     Raises:
-        ValidationError: empty query or user list, or ``top_k`` out of range (names the field).
+        ValidationError: empty query or user list, a query over ``MAX_QUERY_CHARS`` characters,
+            a NUL character in the query or a user id, or ``top_k`` out of range (names the field).
         ModelBackendError: the embedding or chat backend failed.
     """
     top_k = settings.SEARCH_DEFAULT_TOP_K if top_k is None else top_k
@@ -406,8 +420,14 @@ def _validate(*, user_external_ids: list[str], query: str, top_k: int) -> None:
     errors: dict[str, list[str]] = {}
     if not [u for u in user_external_ids if u.strip()]:
         errors["userIds"] = ["Give at least one userId."]
+    elif any("\x00" in u for u in user_external_ids):
+        errors["userIds"] = ["A userId must not contain the NUL character (U+0000)."]
     if not query.strip():
         errors["query"] = ["query must not be empty."]
+    elif len(query) > MAX_QUERY_CHARS:
+        errors["query"] = [f"query must be at most {MAX_QUERY_CHARS} characters."]
+    elif "\x00" in query:
+        errors["query"] = ["query must not contain the NUL character (U+0000)."]
     if not 1 <= top_k <= settings.SEARCH_MAX_TOP_K:
         errors["topK"] = [f"topK must be between 1 and {settings.SEARCH_MAX_TOP_K}."]
     if errors:
@@ -472,8 +492,8 @@ def retrieve_memory(
         )
     sql = f"WITH {_QUERY_VECTOR}, {', '.join(rankings)} " + " UNION ALL ".join(selects)
     rows = _fetch(sql, {**search_filter.params(), **_vector_params(vector), "user_ids": user_ids}, Summary)
-    if any(row[2] != settings.EMBEDDING_MODEL for row in rows):
-        raise _reembedding_needed({"summary": Summary, "knowledge": Knowledge, "diary": Diary}[rows[0][0]])
+    if stale := next((row for row in rows if row[2] != settings.EMBEDDING_MODEL), None):
+        raise _reembedding_needed({"summary": Summary, "knowledge": Knowledge, "diary": Diary}[stale[0]])
     hits = [_memory_hit(row, multi_user) for row in rows]
     return sorted(hits, key=lambda h: -(h.score or 0.0))[:top_k]
 

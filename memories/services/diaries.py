@@ -6,12 +6,15 @@ from datetime import date
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from memories.models import Diary, EndUser
 from memories.services.curation import curated_save
+from memories.services.validation import json_nul_errors, text_errors
 
 __all__ = ["diary_delete", "diary_upsert"]
+
+_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
 
 
 @transaction.atomic
@@ -20,24 +23,62 @@ def diary_upsert(
 ) -> Diary:
     """Create or replace the user's diary entry for ``diary_date``; re-embedded when the text changes.
 
+    Safe to call concurrently for the same new date: when another call inserts that day's entry
+    first, this one replaces it (the last call's text wins) instead of failing.
+
     Raises:
-        ValidationError: empty content or non-object metadata.
+        ValidationError: empty content, non-object metadata, a user id over its column's length,
+            or a NUL character in the user id, the content or any key or string of the metadata.
     """
+    errors: dict[str, list[str]] = {}
+    if problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX):
+        errors["userId"] = problems
     if not content.strip():
-        raise ValidationError({"content": ["content must not be empty."]})
+        errors["content"] = ["content must not be empty."]
+    elif problems := text_errors(field="content", value=content):
+        errors["content"] = problems
     if metadata is not None and not isinstance(metadata, dict):
-        raise ValidationError({"metadata": ["metadata must be a JSON object."]})
+        errors["metadata"] = ["metadata must be a JSON object."]
+    elif problems := json_nul_errors(field="metadata", value=metadata):
+        errors["metadata"] = problems
+    if errors:
+        raise ValidationError(errors)
     user, _ = EndUser.objects.get_or_create(external_id=user_external_id)
-    diary = Diary.objects.select_for_update().filter(user=user, diary_date=diary_date).first()
+    diary = _locked(user=user, diary_date=diary_date)
     if diary is None:
-        diary = Diary(user=user, diary_date=diary_date)
+        try:
+            # In a savepoint: if a concurrent call inserted the day's entry since the lookup
+            # above (the lock there had no row to take), only this insert is undone. It fails
+            # on the unique constraint, or already in full_clean when that call has committed.
+            with transaction.atomic():
+                return curated_save(row=_filled(Diary(user=user, diary_date=diary_date), content, metadata))
+        except (IntegrityError, ValidationError):
+            diary = _locked(user=user, diary_date=diary_date)
+            if diary is None:  # not a concurrent insert: a real error
+                raise
+    return curated_save(row=_filled(diary, content, metadata))
+
+
+def _locked(*, user: EndUser, diary_date: date) -> Diary | None:
+    """The user's entry for that date, locked until the transaction ends; ``None`` when there is none."""
+    return Diary.objects.select_for_update().filter(user=user, diary_date=diary_date).first()
+
+
+def _filled(diary: Diary, content: str, metadata: dict[str, Any] | None) -> Diary:
+    """``diary`` with the new content, and the new metadata unless ``None`` (kept)."""
     diary.content = content
     if metadata is not None:
         diary.metadata = metadata
-    return curated_save(row=diary)
+    return diary
 
 
 def diary_delete(*, user_external_id: str, diary_date: date) -> bool:
-    """Delete the user's entry for that date. Returns whether there was one."""
+    """Delete the user's entry for that date. Returns whether there was one.
+
+    Raises:
+        ValidationError: a user id over its column's length or with a NUL character.
+    """
+    if problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX):
+        raise ValidationError({"userId": problems})
     deleted, _ = Diary.objects.filter(user__external_id=user_external_id, diary_date=diary_date).delete()
     return bool(deleted)

@@ -11,6 +11,7 @@ from pgvector.django import CosineDistance
 from memories.llm import get_chat_model, get_embedder
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import curated_save
+from memories.services.validation import text_errors
 
 __all__ = [
     "knowledge_add",
@@ -21,13 +22,17 @@ __all__ = [
     "knowledge_update",
 ]
 
+_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
+
 
 def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     """The entry with this id owned by this user (``None``: a shared entry).
 
     Raises:
+        ValidationError: a user id no column could hold.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
+    _check(user_external_id=user_external_id)
     queryset = Knowledge.objects.select_for_update()
     owner = {"user__isnull": True} if user_external_id is None else {"user__external_id": user_external_id}
     knowledge = queryset.filter(pk=knowledge_id, **owner).first()
@@ -37,10 +42,24 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     return knowledge
 
 
-def _clean_content(content: str) -> str:
-    if not content.strip():
-        raise ValidationError({"content": ["content must not be empty."]})
-    return content.strip()
+def _check(*, user_external_id: str | None, content: str | None = None) -> None:
+    """Refuse a user id or content PostgreSQL would refuse (too long, a NUL character), or empty content.
+
+    Raises:
+        ValidationError: naming ``userId`` and/or ``content``.
+    """
+    errors: dict[str, list[str]] = {}
+    if user_external_id is not None and (
+        problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX)
+    ):
+        errors["userId"] = problems
+    if content is not None:
+        if not content.strip():
+            errors["content"] = ["content must not be empty."]
+        elif problems := text_errors(field="content", value=content):
+            errors["content"] = problems
+    if errors:
+        raise ValidationError(errors)
 
 
 @transaction.atomic
@@ -48,9 +67,10 @@ def knowledge_add(*, user_external_id: str | None, content: str) -> Knowledge:
     """Add a fact for an end user, or a shared one (``user_external_id=None``); embedded by the worker.
 
     Raises:
-        ValidationError: empty content.
+        ValidationError: empty content, a user id over its column's length, or a NUL character in either.
     """
-    content = _clean_content(content)
+    _check(user_external_id=user_external_id, content=content)
+    content = content.strip()
     user = EndUser.objects.get_or_create(external_id=user_external_id)[0] if user_external_id else None
     return curated_save(row=Knowledge(user=user, content=content))
 
@@ -60,10 +80,11 @@ def knowledge_update(*, knowledge_id: int, user_external_id: str | None, content
     """Change a fact's text; its old vector is dropped at once and a new one made by the worker.
 
     Raises:
-        ValidationError: empty content.
+        ValidationError: empty content, a user id over its column's length, or a NUL character in either.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
-    content = _clean_content(content)
+    _check(user_external_id=user_external_id, content=content)
+    content = content.strip()
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     if knowledge.content == content:
         return knowledge
@@ -76,6 +97,7 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     """Delete a fact. Returns its id.
 
     Raises:
+        ValidationError: a user id over its column's length or with a NUL character.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)

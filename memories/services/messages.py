@@ -15,8 +15,15 @@ from django.utils import timezone
 
 from memories.models import EndUser, Message, Role, Session
 from memories.services.jobs import job_enqueue
+from memories.services.validation import json_nul_errors, text_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
+
+# The longest ids and channel the columns hold; a longer value is refused before PostgreSQL would.
+_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
+_SESSION_ID_MAX = Session._meta.get_field("external_id").max_length
+_CHANNEL_MAX = min(Session._meta.get_field("channel").max_length, Message._meta.get_field("channel").max_length)
+_MESSAGE_ID_MAX = Message._meta.get_field("external_id").max_length
 
 # One statement for every message of a call, each column one array (``UNNEST``), in order.
 # Django 5.2 inserts rows this way itself, but not when the model has a column of a type it
@@ -57,12 +64,18 @@ class MessagesAdded:
     skipped: int
 
 
-def _validate(*, user_external_id: str, session_external_id: str, messages: Sequence[MessageIn]) -> None:
+def _validate(*, user_external_id: str, session_external_id: str, channel: str, messages: Sequence[MessageIn]) -> None:
     errors: dict[str, list[str]] = {}
-    if not user_external_id.strip():
-        errors["userId"] = ["userId must not be empty."]
-    if not session_external_id.strip():
-        errors["sessionId"] = ["sessionId must not be empty."]
+    for name, value, max_length in (
+        ("userId", user_external_id, _USER_ID_MAX),
+        ("sessionId", session_external_id, _SESSION_ID_MAX),
+    ):
+        if not value.strip():
+            errors[name] = [f"{name} must not be empty."]
+        elif problems := text_errors(field=name, value=value, max_length=max_length):
+            errors[name] = problems
+    if problems := text_errors(field="channel", value=channel, max_length=_CHANNEL_MAX):
+        errors["channel"] = problems
     if not messages:
         errors["messages"] = ["Send at least one message."]
     if len(messages) > settings.MAX_MESSAGES_PER_CALL:
@@ -76,14 +89,20 @@ def _validate(*, user_external_id: str, session_external_id: str, messages: Sequ
             errors[f"messages.{i}.content"] = [
                 f"content is longer than {settings.MAX_MESSAGE_CHARS} characters (MAX_MESSAGE_CHARS)."
             ]
+        elif problems := text_errors(field="content", value=message.content):
+            errors[f"messages.{i}.content"] = problems
+        if problems := text_errors(field="externalId", value=message.external_id, max_length=_MESSAGE_ID_MAX):
+            errors[f"messages.{i}.externalId"] = problems
         if message.created_at is not None and timezone.is_naive(message.created_at):
             errors[f"messages.{i}.createdAt"] = ["createdAt needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
         if not isinstance(message.metadata, dict):
             errors[f"messages.{i}.metadata"] = ["metadata must be a JSON object."]
-        elif len(json.dumps(message.metadata)) > settings.MAX_METADATA_BYTES:
+        elif len(as_json := json.dumps(message.metadata)) > settings.MAX_METADATA_BYTES:
             errors[f"messages.{i}.metadata"] = [
                 f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."
             ]
+        elif problems := json_nul_errors(field="metadata", value=message.metadata, as_json=as_json):
+            errors[f"messages.{i}.metadata"] = problems
     if errors:
         raise ValidationError(errors)
 
@@ -108,9 +127,12 @@ def messages_add(
         The session and the messages stored.
 
     Raises:
-        ValidationError: an input is invalid; the error names the field.
+        ValidationError: an input is invalid (empty, longer than its column, a NUL character in
+            any text or metadata, over a limit); the error names the field, and nothing is stored.
     """
-    _validate(user_external_id=user_external_id, session_external_id=session_external_id, messages=messages)
+    _validate(
+        user_external_id=user_external_id, session_external_id=session_external_id, channel=channel, messages=messages
+    )
     user, user_created = EndUser.objects.get_or_create(external_id=user_external_id)
     session, session_created = Session.objects.select_for_update().get_or_create(
         user=user, external_id=session_external_id, defaults={"channel": channel}

@@ -1,0 +1,41 @@
+"""Checks of free text a caller sends, for what PostgreSQL would refuse: a clear error naming the
+field instead of a database error."""
+
+from __future__ import annotations
+
+__all__ = ["json_nul_errors", "text_errors"]
+
+
+def text_errors(*, field: str, value: str, max_length: int | None = None) -> list[str]:
+    """Why PostgreSQL would refuse ``value`` (the GraphQL field ``field``): a NUL character, which
+    no text column holds, or more than ``max_length`` characters. ``[]`` when it is fine."""
+    errors = []
+    if "\x00" in value:
+        errors.append(f"{field} must not contain the NUL character (U+0000).")
+    if max_length is not None and len(value) > max_length:
+        errors.append(f"{field} must be at most {max_length} characters.")
+    return errors
+
+
+def json_nul_errors(*, field: str, value: object, as_json: str | None = None) -> list[str]:
+    """``[message]`` when a key or string anywhere in the JSON value ``value`` holds a NUL
+    character (PostgreSQL's ``jsonb`` refuses ``\\u0000``), else ``[]``.
+
+    ``as_json`` is ``json.dumps(value)`` when the caller has it: a value whose JSON has no
+    ``\\u0000`` is not walked.
+    """
+    if as_json is not None and "\\u0000" not in as_json:
+        return []
+    if _holds_nul(value):
+        return [f"{field} must not contain the NUL character (U+0000) in any key or string."]
+    return []
+
+
+def _holds_nul(value: object) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    return False
