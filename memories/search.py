@@ -200,9 +200,17 @@ class SearchFilter:
         )
 
     def summaries_sql(self) -> str:
-        """Summaries whose covered time overlaps the window."""
+        """Summaries whose covered time overlaps the window, of sessions that hold a message of the channel.
+
+        By the messages' channel, as stage 2 filters them: a session may be spoken in several
+        (each ``addMessages`` call names its own); the session's ``channel`` is its first one.
+        """
+        in_channel = (
+            f"EXISTS (SELECT 1 FROM {Message._meta.db_table} m"
+            f" WHERE m.session_id = {Summary._meta.db_table}.session_id AND m.channel = %(channel)s)"
+        )
         return _all(
-            self.channel and f"session_id IN (SELECT id FROM {Session._meta.db_table} WHERE channel = %(channel)s)",
+            self.channel and in_channel,
             self.start and "covers_until >= %(start)s",
             self.end and "covers_from < %(end)s",
         )

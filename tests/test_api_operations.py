@@ -860,6 +860,21 @@ def test_search_by_channel_leaves_out_other_channels_diaries_and_knowledge(alice
     assert search(userId="alice", query=query, topK=10, channel="")["hits"] == everything["hits"]  # "" = no filter
 
 
+def test_search_by_channel_finds_the_summary_of_a_session_spoken_in_several(add_messages, summarize, search):
+    # The session is marked with its first channel (slack); its later messages came from the web.
+    add_messages("alice", "s1", [msg("I adopted a cat named Miso.", "2024-05-01T10:00:00Z")], channel="slack")
+    add_messages("alice", "s1", [msg("Miso likes tuna.", "2024-05-01T10:05:00Z")], channel="web")
+    add_messages("alice", "s2", [msg("I started learning the cello.", "2024-05-02T10:00:00Z")], channel="slack")
+    summarize("alice")
+    query = "What does my cat like?"
+    assert summary_and_diary_hits(search(userId="alice", query=query, topK=10, channel="web")) == [("SUMMARY", "s1")]
+    assert summary_and_diary_hits(search(userId="alice", query=query, topK=10, channel="slack")) == [
+        ("SUMMARY", "s1"),
+        ("SUMMARY", "s2"),
+    ]
+    assert search(userId="alice", query=query, topK=10, channel="email")["hits"] == []
+
+
 @pytest.fixture
 def alice_around_a_window(add_messages, gql_ok, summarize):
     """One single-message session at each edge of the local (UTC+9) days 2024-05-02..2024-05-03."""
