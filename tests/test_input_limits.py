@@ -372,3 +372,27 @@ def test_upsert_diary_replaces_a_day_a_concurrent_call_committed_after_the_looku
         "userId": "alice",
     }
     assert Diary.objects.values_list("content", flat=True).get() == "Written by this call."
+
+
+@pytest.mark.parametrize("user_id", [f"al{NUL}ice", "a" * (USER_ID_MAX + 1)])
+def test_reads_refuse_a_user_id_no_row_could_have(gql, user_id):
+    for document in (
+        "query($u: String!) { history(userId: $u) { totalCount } }",
+        "query($u: String!) { sessions(userId: $u) { totalCount } }",
+    ):
+        body = gql(document, {"u": user_id})
+        assert body["data"] is None
+        [error] = body["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT", error
+        assert error["message"].startswith("userId: userId must")
+
+
+@pytest.mark.parametrize("mutation", ["forgetUser", "deleteHistory", "deleteSummaries", "createSummaries"])
+def test_user_wide_mutations_refuse_a_user_id_no_row_could_have(gql, mutation):
+    document = f"""mutation($u: String!) {{
+      {mutation}(userId: $u) {{ __typename ... on OperationInfo {{ messages {{ field }} }} }}
+    }}"""
+    assert gql(document, {"u": f"al{NUL}ice"})["data"][mutation] == {
+        "__typename": "OperationInfo",
+        "messages": [{"field": "userId"}],
+    }

@@ -9,6 +9,7 @@ from django.db.models import Max, Min, Q
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 from memories.services.jobs import job_enqueue
+from memories.services.validation import user_id_check
 
 __all__ = ["HistoryDeleted", "UserForgotten", "history_delete", "user_forget"]
 
@@ -38,7 +39,11 @@ def history_delete(
         user_external_id: required: a delete is always scoped to one end user.
         session_external_id: only this session (``None``: every session; ``""`` matches none).
         channel: only messages of this channel (``None``: every channel; ``""``: messages without one).
+
+    Raises:
+        ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
+    user_id_check(user_external_id=user_external_id)
     messages = Message.objects.filter(user__external_id=user_external_id)
     if session_external_id is not None:
         messages = messages.filter(session__external_id=session_external_id)
@@ -94,7 +99,11 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
 
     Returns:
         The counts (all zero for an unknown user).
+
+    Raises:
+        ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
+    user_id_check(user_external_id=user_external_id)
     user = EndUser.objects.filter(external_id=user_external_id).first()
     if user is None:
         return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)

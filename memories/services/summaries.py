@@ -13,6 +13,7 @@ from django_q.tasks import async_task
 from memories.llm import get_chat_model, get_embedder
 from memories.models import Session, Summary
 from memories.services.jobs import job_enqueue
+from memories.services.validation import user_id_check
 
 __all__ = [
     "summaries_delete",
@@ -153,7 +154,11 @@ def summaries_request(
     Returns:
         The external ids of the sessions queued (those without a current summary, or all
         with ``overwrite``).
+
+    Raises:
+        ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
+    user_id_check(user_external_id=user_external_id)
     sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
     if not overwrite:
         sessions = sessions.filter(pk__in=_stale_sessions().values("pk"))
@@ -179,7 +184,11 @@ def summaries_delete(*, user_external_id: str, session_external_id: str | None =
     A summary is derived from its session's messages, so a session left without one is
     summarised again by the sweep (``summaries_enqueue_stale``) once it is idle: this clears a
     bad summary, it does not remove what was said (``history_delete`` does).
+
+    Raises:
+        ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
+    user_id_check(user_external_id=user_external_id)
     summaries = Summary.objects.filter(user__external_id=user_external_id)
     if session_external_id is not None:
         summaries = summaries.filter(session__external_id=session_external_id)

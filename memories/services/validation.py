@@ -3,7 +3,9 @@ field instead of a database error."""
 
 from __future__ import annotations
 
-__all__ = ["json_nul_errors", "text_errors"]
+from django.core.exceptions import ValidationError
+
+__all__ = ["json_nul_errors", "text_errors", "user_id_check"]
 
 
 def text_errors(*, field: str, value: str, max_length: int | None = None) -> list[str]:
@@ -39,3 +41,16 @@ def _holds_nul(value: object) -> bool:
     if isinstance(value, list | tuple):
         return any(_holds_nul(item) for item in value)
     return False
+
+
+def user_id_check(*, user_external_id: str) -> None:
+    """Refuse an end user id no row could have: a NUL character, or longer than the column.
+
+    Raises:
+        ValidationError: naming ``userId``.
+    """
+    from memories.models import EndUser
+
+    max_length = EndUser._meta.get_field("external_id").max_length
+    if problems := text_errors(field="userId", value=user_external_id, max_length=max_length):
+        raise ValidationError({"userId": problems})
