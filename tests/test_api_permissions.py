@@ -239,7 +239,10 @@ def test_shared_knowledge_without_a_user_needs_an_all_users_key(operation, alice
     field, document = SHARED_WRITES[operation]
     before = alice_state()
     body = gql(document, {"id": alice["shared"]} if "$id" in document else {}, key=bob_key)
-    assert only_forbidden(body, field) == f"{field} acts on shared data: it needs an all-users API key."
+    assert only_forbidden(body, field) == (
+        f"{field} names no end user, so it acts on shared data: it needs an all-users API key. "
+        "This key must name its end users (userId or userIds)."
+    )
     assert alice_state() == before
     # The all-users key (gql's default) may.
     allowed = gql(document, {"id": alice["shared"]} if "$id" in document else {})

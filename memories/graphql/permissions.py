@@ -101,7 +101,10 @@ class UserScopeExtension(SchemaExtension):
                 for user in sorted(users):
                     user_id_check(user_external_id=user)
             if not named and not scope.all_users:
-                raise PermissionDenied(f"{info.field_name} acts on shared data: it needs an all-users API key.")
+                raise PermissionDenied(
+                    f"{info.field_name} names no end user, so it acts on shared data: it needs an all-users API "
+                    "key. This key must name its end users (userId or userIds)."
+                )
             denied = sorted(u for u in users if not scope.allows(u))
             if denied:
                 raise PermissionDenied(f"This API key may not act on user {denied[0]!r}.")
