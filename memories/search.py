@@ -43,6 +43,7 @@ from memories.llm import Usage, get_chat_model, get_embedder
 from memories.llm.base import ProcessThreads
 from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
 from memories.selectors import user_ids_for
+from memories.services.validation import user_id_errors
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -199,15 +200,16 @@ class SearchFilter:
             self.end and "created_at < %(end)s",
         )
 
-    def summaries_sql(self) -> str:
+    def summaries_sql(self, *, owner: str) -> str:
         """Summaries whose covered time overlaps the window, of sessions that hold a message of the channel.
 
         By the messages' channel, as stage 2 filters them: a session may be spoken in several
         (each ``addMessages`` call names its own); the session's ``channel`` is its first one.
+        ``owner`` is the SQL condition on ``user_id`` of the searched users (``_owner_sql``):
+        the channel's messages are looked up among theirs.
         """
         in_channel = (
-            f"EXISTS (SELECT 1 FROM {Message._meta.db_table} m"
-            f" WHERE m.session_id = {Summary._meta.db_table}.session_id AND m.channel = %(channel)s)"
+            f"session_id IN (SELECT session_id FROM {Message._meta.db_table} WHERE {owner} AND channel = %(channel)s)"
         )
         return _all(
             self.channel and in_channel,
@@ -428,8 +430,8 @@ def _validate(*, user_external_ids: list[str], query: str, top_k: int) -> None:
     errors: dict[str, list[str]] = {}
     if not [u for u in user_external_ids if u.strip()]:
         errors["userIds"] = ["Give at least one userId."]
-    elif any("\x00" in u for u in user_external_ids):
-        errors["userIds"] = ["A userId must not contain the NUL character (U+0000)."]
+    elif problems := [p for u in user_external_ids for p in user_id_errors(user_external_id=u)]:
+        errors["userIds"] = problems[:1]
     if not query.strip():
         errors["query"] = ["query must not be empty."]
     elif len(query) > MAX_QUERY_CHARS:
@@ -472,7 +474,7 @@ def retrieve_memory(
     """
     search_filter = search_filter or SearchFilter()
     owner = _owner_sql(user_ids)
-    rankings = [_vector_ranking("summaries", Summary, f"{owner} AND {search_filter.summaries_sql()}", top_k)]
+    rankings = [_vector_ranking("summaries", Summary, f"{owner} AND {search_filter.summaries_sql(owner=owner)}", top_k)]
     selects = [
         f"""SELECT 'summary', r.id, r.embedding_model, r.distance, s.content, u.external_id,
                    se.external_id, s.covers_from, s.covers_until, NULL::date

@@ -200,7 +200,8 @@ def test_delete_diary_refuses_nul(gql):
     [
         ({"query": f"What{NUL}do I like?"}, "query", f"query {NO_NUL}"),
         ({"query": "a" * (MAX_QUERY_CHARS + 1)}, "query", too_long("query", MAX_QUERY_CHARS)),
-        ({"userId": f"al{NUL}ice"}, "userIds", f"A userId {NO_NUL}"),
+        ({"userId": f"al{NUL}ice"}, "userIds", f"userId {NO_NUL}"),
+        ({"userId": "a" * (USER_ID_MAX + 1)}, "userIds", too_long("userId", USER_ID_MAX)),
         ({"channel": f"web{NUL}"}, "channel", f"channel {NO_NUL}"),
     ],
 )
@@ -374,25 +375,31 @@ def test_upsert_diary_replaces_a_day_a_concurrent_call_committed_after_the_looku
     assert Diary.objects.values_list("content", flat=True).get() == "Written by this call."
 
 
-@pytest.mark.parametrize("user_id", [f"al{NUL}ice", "a" * (USER_ID_MAX + 1)])
-def test_reads_refuse_a_user_id_no_row_could_have(gql, user_id):
-    for document in (
-        "query($u: String!) { history(userId: $u) { totalCount } }",
-        "query($u: String!) { sessions(userId: $u) { totalCount } }",
-    ):
-        body = gql(document, {"u": user_id})
-        assert body["data"] is None
-        [error] = body["errors"]
-        assert error["extensions"]["code"] == "BAD_USER_INPUT", error
-        assert error["message"].startswith("userId: userId must")
+@pytest.mark.parametrize("text", [f"s{NUL}1", "s\ud8001"], ids=["NUL", "lone surrogate"])
+@pytest.mark.parametrize(
+    "document",
+    [
+        'query($t: String!) { history(userId: "alice", sessionId: $t) { totalCount } }',
+        'query($t: String!) { history(userId: "alice", channel: $t) { totalCount } }',
+        "query($t: String!) { sessions(userId: $t) { totalCount } }",
+        'mutation($t: String!) { deleteHistory(userId: "alice", sessionId: $t) { __typename } }',
+        'mutation($t: String!) { deleteSummaries(userId: "alice", sessionId: $t) { __typename } }',
+    ],
+)
+def test_text_postgresql_cannot_store_in_any_argument_is_bad_input_not_a_server_error(gql, document, text):
+    body = gql(document, {"t": text})
+    [error] = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT", error
+    assert "cannot store" in error["message"]
 
 
+@pytest.mark.parametrize("user_id", [f"al{NUL}ice", "a" * (USER_ID_MAX + 1)], ids=["NUL", "too long"])
 @pytest.mark.parametrize("mutation", ["forgetUser", "deleteHistory", "deleteSummaries", "createSummaries"])
-def test_user_wide_mutations_refuse_a_user_id_no_row_could_have(gql, mutation):
+def test_user_wide_mutations_refuse_a_user_id_no_row_could_have(gql, mutation, user_id):
     document = f"""mutation($u: String!) {{
       {mutation}(userId: $u) {{ __typename ... on OperationInfo {{ messages {{ field }} }} }}
     }}"""
-    assert gql(document, {"u": f"al{NUL}ice"})["data"][mutation] == {
+    assert gql(document, {"u": user_id})["data"][mutation] == {
         "__typename": "OperationInfo",
         "messages": [{"field": "userId"}],
     }

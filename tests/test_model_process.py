@@ -145,6 +145,7 @@ def test_a_caller_waiting_for_a_pipe_when_the_child_dies_is_not_left_waiting(mon
     waiter = threading.Thread(target=wait_for_the_pipe)
     waiter.start()
     time.sleep(0.3)
+    assert waiter.is_alive()  # waiting for the pipe the long call holds
     os.kill(embedder._process.pid, signal.SIGKILL)
     with pytest.raises(ModelBackendError):
         holding.result()

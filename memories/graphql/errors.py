@@ -6,6 +6,8 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
 - ``PermissionDenied``: ``FORBIDDEN`` (the caller's API key does not cover that user);
 - ``ValidationError`` (e.g. a page size over the limit): ``BAD_USER_INPUT``, naming the field;
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
+- text PostgreSQL cannot store in an argument the services do not check (a NUL character, a
+  lone surrogate, e.g. in a ``sessionId`` filter): ``BAD_USER_INPUT``;
 - ``ModelBackendError``: its own code (``MODEL_BACKEND_UNAVAILABLE``, ...);
 - ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
+from django.db import DataError
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
@@ -49,6 +52,8 @@ class StableErrors(MaskErrors):
             message, code = _validation_message(original), "BAD_USER_INPUT"
         elif isinstance(original, ObjectDoesNotExist):
             message, code = "Not found.", "NOT_FOUND"
+        elif _unstorable_text(original):
+            message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
         else:
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
@@ -60,6 +65,19 @@ class StableErrors(MaskErrors):
             path=error.path,
             extensions={"code": code},
         )
+
+
+_UNSTORABLE_TEXT = (
+    "An argument holds text PostgreSQL cannot store: the NUL character (U+0000) or a lone surrogate (U+D800-U+DFFF)."
+)
+
+
+def _unstorable_text(error: BaseException | None) -> bool:
+    """psycopg refusing to send such text: ``DataError`` for a NUL, ``UnicodeEncodeError`` for a
+    lone surrogate (the connection's encoding is UTF-8)."""
+    if isinstance(error, UnicodeEncodeError):
+        return True
+    return isinstance(error, DataError) and "cannot contain NUL" in str(error)
 
 
 def _validation_message(error: ValidationError) -> str:

@@ -5,10 +5,7 @@
 - ``UserScopeExtension``: before any top-level field runs, every end user it names
   (``userId``, ``userIds``, and the same inside ``input``) must be in the caller's scope; a
   field that names no end user acts on shared or system-wide data and needs an all-users
-  scope. Out-of-scope calls are refused with ``PermissionDenied`` before any resolver runs,
-  and a field naming an end user no row could have (a NUL character, longer than the column)
-  with ``ValidationError``, unless the field reports its service's validation errors as
-  ``OperationInfo`` (``handle_django_errors``).
+  scope. Out-of-scope calls are refused with ``PermissionDenied`` before any resolver runs.
 - ``ScopedType.get_queryset``: every model type filters its rows by the scope as well, so
   nested fields and any list can never reach another user's rows.
 """
@@ -21,10 +18,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from strawberry.extensions import SchemaExtension
-from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types import Info
-
-from memories.services.validation import user_id_check
 
 __all__ = ["Scope", "ScopedType", "UserScopeExtension", "scope_of"]
 
@@ -95,11 +89,6 @@ class UserScopeExtension(SchemaExtension):
         if info.path.prev is None and not info.field_name.startswith("__"):
             scope = scope_of(info)
             named, users = _named_users(kwargs)
-            # The Strawberry field behind graphql-core's (Strawberry's back-reference).
-            field = info.parent_type.fields[info.field_name].extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
-            if not getattr(field, "handle_errors", False):  # otherwise its service reports it as OperationInfo
-                for user in sorted(users):
-                    user_id_check(user_external_id=user)
             if not named and not scope.all_users:
                 raise PermissionDenied(
                     f"{info.field_name} names no end user, so it acts on shared data: it needs an all-users API "

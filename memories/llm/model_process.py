@@ -178,10 +178,13 @@ class EmbeddingProcess:
 
     def _take(self) -> _Channel:
         """A free pipe to the current child, starting the child if there is none."""
+        dropped = None
         while True:
             with self._lock:
                 if self._process is None:
                     if time.monotonic() - self._started_at < RESTART_INTERVAL_SECONDS:
+                        if dropped is not None:
+                            self._free.put(dropped)  # the next waiter wakes, and finds out too
                         raise _unavailable(None)
                     self._start()
             channel = self._free.get()
@@ -190,7 +193,7 @@ class EmbeddingProcess:
             with self._lock:
                 if channel.generation == self._generation:
                     return channel
-            # A pipe to a dead or replaced child: drop it and look again.
+            dropped = channel  # a pipe to a dead or replaced child: drop it and look again
 
     def _start(self) -> None:
         """A new child and a new set of pipes (called with ``_lock`` held)."""

@@ -10,11 +10,9 @@ from django.db import IntegrityError, transaction
 
 from memories.models import Diary, EndUser
 from memories.services.curation import curated_save
-from memories.services.validation import json_nul_errors, text_errors
+from memories.services.validation import json_nul_errors, text_errors, user_id_check, user_id_errors
 
 __all__ = ["diary_delete", "diary_upsert"]
-
-_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
 
 
 @transaction.atomic
@@ -31,7 +29,7 @@ def diary_upsert(
             or a NUL character in the user id, the content or any key or string of the metadata.
     """
     errors: dict[str, list[str]] = {}
-    if problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX):
+    if problems := user_id_errors(user_external_id=user_external_id):
         errors["userId"] = problems
     if not content.strip():
         errors["content"] = ["content must not be empty."]
@@ -78,7 +76,6 @@ def diary_delete(*, user_external_id: str, diary_date: date) -> bool:
     Raises:
         ValidationError: a user id over its column's length or with a NUL character.
     """
-    if problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX):
-        raise ValidationError({"userId": problems})
+    user_id_check(user_external_id=user_external_id)
     deleted, _ = Diary.objects.filter(user__external_id=user_external_id, diary_date=diary_date).delete()
     return bool(deleted)

@@ -11,7 +11,7 @@ from pgvector.django import CosineDistance
 from memories.llm import get_chat_model, get_embedder
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import curated_save
-from memories.services.validation import text_errors
+from memories.services.validation import text_errors, user_id_errors
 
 __all__ = [
     "knowledge_add",
@@ -22,17 +22,13 @@ __all__ = [
     "knowledge_update",
 ]
 
-_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
-
 
 def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     """The entry with this id owned by this user (``None``: a shared entry).
 
     Raises:
-        ValidationError: a user id no column could hold.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
-    _check(user_external_id=user_external_id)
     queryset = Knowledge.objects.select_for_update()
     owner = {"user__isnull": True} if user_external_id is None else {"user__external_id": user_external_id}
     knowledge = queryset.filter(pk=knowledge_id, **owner).first()
@@ -49,9 +45,7 @@ def _check(*, user_external_id: str | None, content: str | None = None) -> None:
         ValidationError: naming ``userId`` and/or ``content``.
     """
     errors: dict[str, list[str]] = {}
-    if user_external_id is not None and (
-        problems := text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX)
-    ):
+    if user_external_id is not None and (problems := user_id_errors(user_external_id=user_external_id)):
         errors["userId"] = problems
     if content is not None:
         if not content.strip():
@@ -100,6 +94,7 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
         ValidationError: a user id over its column's length or with a NUL character.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
+    _check(user_external_id=user_external_id)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     knowledge.delete()
     return knowledge_id

@@ -15,12 +15,11 @@ from django.utils import timezone
 
 from memories.models import EndUser, Message, Role, Session
 from memories.services.jobs import job_enqueue
-from memories.services.validation import json_nul_errors, text_errors
+from memories.services.validation import json_nul_errors, text_errors, user_id_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
 
 # The longest ids and channel the columns hold; a longer value is refused before PostgreSQL would.
-_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
 _SESSION_ID_MAX = Session._meta.get_field("external_id").max_length
 _CHANNEL_MAX = min(Session._meta.get_field("channel").max_length, Message._meta.get_field("channel").max_length)
 _MESSAGE_ID_MAX = Message._meta.get_field("external_id").max_length
@@ -66,14 +65,14 @@ class MessagesAdded:
 
 def _validate(*, user_external_id: str, session_external_id: str, channel: str, messages: Sequence[MessageIn]) -> None:
     errors: dict[str, list[str]] = {}
-    for name, value, max_length in (
-        ("userId", user_external_id, _USER_ID_MAX),
-        ("sessionId", session_external_id, _SESSION_ID_MAX),
-    ):
-        if not value.strip():
-            errors[name] = [f"{name} must not be empty."]
-        elif problems := text_errors(field=name, value=value, max_length=max_length):
-            errors[name] = problems
+    if not user_external_id.strip():
+        errors["userId"] = ["userId must not be empty."]
+    elif problems := user_id_errors(user_external_id=user_external_id):
+        errors["userId"] = problems
+    if not session_external_id.strip():
+        errors["sessionId"] = ["sessionId must not be empty."]
+    elif problems := text_errors(field="sessionId", value=session_external_id, max_length=_SESSION_ID_MAX):
+        errors["sessionId"] = problems
     if problems := text_errors(field="channel", value=channel, max_length=_CHANNEL_MAX):
         errors["channel"] = problems
     if not messages:

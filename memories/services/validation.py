@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-__all__ = ["json_nul_errors", "text_errors", "user_id_check"]
+from memories.models import EndUser
+
+__all__ = ["json_nul_errors", "text_errors", "user_id_check", "user_id_errors"]
+
+# The longest end user id the column holds.
+_USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
 
 
 def text_errors(*, field: str, value: str, max_length: int | None = None) -> list[str]:
@@ -43,14 +48,17 @@ def _holds_nul(value: object) -> bool:
     return False
 
 
+def user_id_errors(*, user_external_id: str) -> list[str]:
+    """``text_errors`` of an end user id (the GraphQL field ``userId``): a NUL character, or
+    longer than the column."""
+    return text_errors(field="userId", value=user_external_id, max_length=_USER_ID_MAX)
+
+
 def user_id_check(*, user_external_id: str) -> None:
     """Refuse an end user id no row could have: a NUL character, or longer than the column.
 
     Raises:
         ValidationError: naming ``userId``.
     """
-    from memories.models import EndUser
-
-    max_length = EndUser._meta.get_field("external_id").max_length
-    if problems := text_errors(field="userId", value=user_external_id, max_length=max_length):
+    if problems := user_id_errors(user_external_id=user_external_id):
         raise ValidationError({"userId": problems})
