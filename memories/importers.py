@@ -3,7 +3,8 @@
 A file is a JSON list of samples; each sample's ``conversation`` holds ``speaker_a``,
 ``speaker_b`` and, for N = 1, 2, ..., ``session_N`` (turns ``{speaker, dia_id, text}``,
 some with ``img_url``, ``blip_caption`` and ``query`` for a shared photo) and
-``session_N_date_time`` (``"1:56 pm on 8 May, 2023"``, taken as UTC).
+``session_N_date_time`` (``"1:56 pm on 8 May, 2023"``, taken as UTC). An empty session is
+skipped; a session without a readable date and time is an error (``ValueError``).
 """
 
 from __future__ import annotations
@@ -63,25 +64,38 @@ def locomo_sessions(path: Path) -> Iterator[LocomoSession]:
             raise ValueError(f"Sample without {exc}: each needs sample_id and conversation.speaker_a.") from exc
         numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(key)))
         for number in numbers:
-            started_at = parse_locomo_time(conversation[f"session_{number}_date_time"])
-            messages = [
-                _message(turn, speaker_a=speaker_a, at=started_at) for turn in conversation[f"session_{number}"]
-            ]
+            turns = conversation[f"session_{number}"]
+            if not turns:
+                continue
+            try:
+                started_at = parse_locomo_time(conversation[f"session_{number}_date_time"])
+            except (KeyError, ValueError) as exc:
+                raise ValueError(
+                    f"{user_id}, session_{number}: no session_{number}_date_time like '1:56 pm on 8 May, 2023' ({exc})."
+                ) from exc
+            messages = [m for turn in turns if (m := _message(turn, speaker_a=speaker_a, at=started_at))]
             if messages:
                 yield LocomoSession(
                     user_id=user_id, session_id=f"session_{number}", started_at=started_at, messages=messages
                 )
 
 
-def _message(turn: dict, *, speaker_a: str, at: datetime) -> MessageIn:
+def _message(turn: dict, *, speaker_a: str, at: datetime) -> MessageIn | None:
+    """The turn as a message; a photo shared without words is ``"(shared a photo)"`` (its
+    caption is in metadata); ``None`` for a turn with neither."""
     metadata: dict[str, object] = {"speaker": turn["speaker"], "dia_id": turn["dia_id"]}
     if turn.get("blip_caption"):
         metadata["image_caption"] = turn["blip_caption"]
     if turn.get("img_url"):
         metadata["image_urls"] = turn["img_url"]
+    text = str(turn.get("text") or "")
+    if not text.strip():
+        if "image_caption" not in metadata:
+            return None
+        text = "(shared a photo)"
     return MessageIn(
         role="user" if turn["speaker"] == speaker_a else "assistant",
-        content=turn["text"],
+        content=text,
         created_at=at,
         metadata=metadata,
         external_id=turn["dia_id"],

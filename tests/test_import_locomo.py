@@ -79,6 +79,44 @@ def test_import_rejects_a_file_that_is_not_locomo(tmp_path):
         call_command("import_conversations", str(bad))
 
 
+def _one_sample(tmp_path: Path, conversation: dict) -> Path:
+    path = tmp_path / "one.json"
+    path.write_text(
+        json.dumps([{"sample_id": "odd", "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **conversation}}])
+    )
+    return path
+
+
+def test_import_takes_a_photo_without_words_and_skips_empty_turns_and_sessions(
+    tmp_path, django_capture_on_commit_callbacks
+):
+    path = _one_sample(
+        tmp_path,
+        {
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "blip_caption": "a dog on a beach", "img_url": ["u"]},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": ""},
+                {"speaker": "Bo", "dia_id": "D1:3", "text": "What a lovely dog!"},
+            ],
+            "session_2": [],
+        },
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_conversations", str(path), stdout=StringIO())
+    photo = Message.objects.get(external_id="D1:1")
+    assert photo.content == "(shared a photo)"
+    assert "a dog on a beach" in photo.embedding_text
+    assert list(Message.objects.order_by("external_id").values_list("external_id", flat=True)) == ["D1:1", "D1:3"]
+    assert list(Session.objects.values_list("external_id", flat=True)) == ["session_1"]
+
+
+def test_import_names_a_session_without_its_date_and_time(tmp_path):
+    path = _one_sample(tmp_path, {"session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi."}]})
+    with pytest.raises(CommandError, match="odd, session_1: no session_1_date_time"):
+        call_command("import_conversations", str(path))
+
+
 def test_search_retrieves_the_evidence_of_single_hop_questions(sample, imported, search):
     texts = {t["dia_id"]: t["text"] for t in _turns(sample)}
     questions = [
