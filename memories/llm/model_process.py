@@ -6,7 +6,7 @@ process the request's thread runs Python meanwhile (the end-user lookup, the ful
 ranking, other requests), and every such stretch stalls the model. Measured on this 2-core
 machine: one query took a median 14 ms alone, 20 ms inside a search, and 249 ms beside a
 thread that only ran Python (``torch.jit`` traced models hold the lock as well: 100 ms).
-A process has a lock of its own (README, *Benchmarks*).
+A process has a lock of its own (README, *Benchmarks*; the measurements: bench/HISTORY.md, session 7).
 
 How: one child process (``multiprocessing``, started with ``spawn``, so it shares no
 threads or locks with its parent) loads the model and answers requests over pipes, one
