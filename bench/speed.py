@@ -73,6 +73,8 @@ DEFAULT_QUERIES = 500
 WARM_UP_QUERIES = 20
 # The embedding measured after the idle time a search leaves the model (``_idle_floor``).
 IDLE_FLOOR = "after_idle_gap"
+# The query embedded in-process by the service's own runtime (``_embedding_floor``).
+SERVICE_RUNTIME = "service_runtime"
 ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
 INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
 ZERO_LATENCY_CHAT = "bench.zero_latency.ZeroLatencyChatModel"
@@ -296,18 +298,29 @@ def _latency(server: Server, questions: list[tuple[str, str]], *, answer: bool, 
 def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
     """The floor: each question embedded alone, in this process, by the offline model.
 
-    ``every_core``: with a torch thread per core. ``web_process``: with the web server's
-    thread count (``EMBEDDING_THREADS``, by default one fewer than the cores, as settings.py
-    chooses for ``manage.py serve``: the request's thread queries the database meanwhile).
-    The p50 ratio is taken against the faster of the two (``_floor_ms``): on this 2-core
-    machine either can be, depending on how busy the host is.
+    The issue's floor is the offline model as sentence-transformers runs it, in PyTorch
+    ("about 17 ms here"). ``every_core``: with a torch thread per core. ``web_process``: with
+    the web server's thread count (``EMBEDDING_THREADS``, by default one fewer than the
+    cores, as settings.py chooses for ``manage.py serve``: the request's thread queries the
+    database meanwhile). The p50 ratio is taken against the faster of the two (``_floor_ms``):
+    on this 2-core machine either can be, depending on how busy the host is.
+
+    ``SERVICE_RUNTIME``: the same, with the runtime the service embeds with
+    (``EMBEDDING_RUNTIME``, ONNX Runtime by default) and the web server's thread count; not
+    the floor, reported beside it with the p50 over it. Absent when that runtime is torch.
     """
+    from django.conf import settings
+
     from memories.llm.local import LocalEmbedder
 
-    web_threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, _cores() - 1)
+    web_threads = _web_threads()
+    runs = [("every_core", _cores(), "torch"), ("web_process", web_threads, "torch")]
+    if settings.EMBEDDING_RUNTIME != "torch":
+        runs.append((SERVICE_RUNTIME, web_threads, settings.EMBEDDING_RUNTIME))
     floors = {}
-    for label, threads in (("every_core", _cores()), ("web_process", web_threads)):
-        embedder = LocalEmbedder(threads=threads)  # a model of its own: torch's thread count is set on load
+    for label, threads, runtime in runs:
+        # A model of its own: torch's thread count is set on load.
+        embedder = LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR)
         for _, question in questions[:WARM_UP_QUERIES]:
             embedder.embed([question])
         seconds = []
@@ -315,7 +328,7 @@ def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, fl
             started = time.perf_counter()
             embedder.embed([question])
             seconds.append(time.perf_counter() - started)
-        floors[label] = {"threads": threads, **_latency_figures(seconds)}
+        floors[label] = {"threads": threads, "runtime": runtime, **_latency_figures(seconds)}
     return floors
 
 
@@ -325,14 +338,16 @@ def _idle_floor(questions: list[tuple[str, str]], *, idle_seconds: float) -> dic
     ``_embedding_floor`` embeds the questions back to back, the model's core never idle. In a
     search, the model waits between queries while the rest of each request runs (about 10 ms),
     and a query embedded after such a pause takes longer: 16.5 against 13.8 ms, medians of 6
-    alternated runs of 200 questions through the model's process (README, *Benchmarks*).
+    alternated runs of 200 questions through the model's process (bench/HISTORY.md, session 9).
     This measures the embedding as a search meets it; it is reported beside the floor, which
-    it does not replace. With the web process's torch thread count, as ``web_process``.
+    it does not replace. With the service's runtime and the web process's thread count.
     """
+    from django.conf import settings
+
     from memories.llm.local import LocalEmbedder
 
-    threads = int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, _cores() - 1)
-    embedder = LocalEmbedder(threads=threads)
+    threads, runtime = _web_threads(), settings.EMBEDDING_RUNTIME
+    embedder = LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR)
     for _, question in questions[:WARM_UP_QUERIES]:
         embedder.embed([question])
     seconds = []
@@ -341,12 +356,21 @@ def _idle_floor(questions: list[tuple[str, str]], *, idle_seconds: float) -> dic
         started = time.perf_counter()
         embedder.embed([question])
         seconds.append(time.perf_counter() - started)
-    return {"threads": threads, "idle_ms": round(idle_seconds * 1000, 1), **_latency_figures(seconds)}
+    return {
+        "threads": threads,
+        "runtime": runtime,
+        "idle_ms": round(idle_seconds * 1000, 1),
+        **_latency_figures(seconds),
+    }
+
+
+def _web_threads() -> int:
+    return int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, _cores() - 1)
 
 
 def _floor_ms(floors: dict[str, dict[str, float]]) -> float:
-    """The floor: the faster median of ``_embedding_floor``'s measurements, in ms."""
-    return min(figures["p50_ms"] for name, figures in floors.items() if name != IDLE_FLOOR)
+    """The floor: the faster median of ``_embedding_floor``'s two PyTorch measurements, in ms."""
+    return min(floors[name]["p50_ms"] for name in ("every_core", "web_process"))
 
 
 def _cores() -> int:
@@ -404,7 +428,8 @@ def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: 
         floor = _embedding_floor(questions)
         # The model idles between a search's embedding and the next one's for what the rest of
         # a search takes: its median less the embedding's.
-        idle = max(0.0, retrieval["p50_ms"] - floor["web_process"]["p50_ms"]) / 1000
+        service = floor.get(SERVICE_RUNTIME, floor["web_process"])
+        idle = max(0.0, retrieval["p50_ms"] - service["p50_ms"]) / 1000
         floor[IDLE_FLOOR] = _idle_floor(questions, idle_seconds=idle)
     return {
         "dataset": dataset,
@@ -417,6 +442,7 @@ def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: 
         },
         "p50_over_embedding_floor": round(retrieval["p50_ms"] / _floor_ms(floor), 2),
         "p50_over_idle_embedding": round(retrieval["p50_ms"] / floor[IDLE_FLOOR]["p50_ms"], 2),
+        "p50_over_service_embedding": round(retrieval["p50_ms"] / service["p50_ms"], 2),
         "peak_rss_mb": web_rss,
     }
 
@@ -608,7 +634,15 @@ def format_tables(results: dict[str, Any]) -> str:
             f"{first['p99_ms']} | {first['p50_ms'] / floor:.2f} | |"
         )
         for name, figures in floors.items():
-            threads = f"{figures['threads']} torch thread{'s' if figures['threads'] > 1 else ''}"
+            runtime = {"torch": "torch", "onnxruntime": "ONNX Runtime"}.get(figures.get("runtime", "torch"))
+            threads = f"{runtime}, {figures['threads']} thread{'s' if figures['threads'] > 1 else ''}"
+            if name == SERVICE_RUNTIME:
+                lines.append(
+                    f"| {label} | query embedding alone, {threads}, as the service embeds (not the floor; "
+                    f"retrieval p50 / this: {size['p50_over_service_embedding']:.2f}) | {figures['p50_ms']} | "
+                    f"{figures['p95_ms']} | {figures['p99_ms']} | {figures['p50_ms'] / floor:.2f} | |"
+                )
+                continue
             if name == IDLE_FLOOR:
                 lines.append(
                     f"| {label} | query embedding alone, {threads}, after {figures['idle_ms']} ms idle as between "

@@ -152,6 +152,11 @@ EMBEDDING_MODEL = env.str(
 EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
 # Sent to the OpenAI API as `dimensions` only when set (other servers may reject it).
 OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=None)
+# How the local model runs: "onnxruntime" (its transformer exported to ONNX once, into
+# MODEL_CACHE_DIR; a query embedded in a third of torch's time, the same vectors) or "torch"
+# (sentence-transformers). memories/llm/onnx_encoder.py.
+EMBEDDING_RUNTIME = env.str("EMBEDDING_RUNTIME", default="onnxruntime")
+MODEL_CACHE_DIR = BASE_DIR / env.str("MODEL_CACHE_DIR", default="var/models")
 # Texts per embedding call (per request with openai); the worker claims this many new
 # messages per call (memories/services/embeddings.py).
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)

@@ -78,3 +78,68 @@ def test_forward_passes_hold_a_few_texts_per_thread(batch_size, threads, forward
     embedder._model = _RecordingModel()
     assert len(embedder.embed(["a short text", "a much longer text " * 20] * 32).vectors) == 64
     assert embedder._model.batch_sizes == [forward]
+
+
+# Texts whose vectors must not depend on the runtime: a query, a turn, an empty text, emoji,
+# and one far over the model's 256-token limit (cut there by both runtimes).
+AGREEMENT_TEXTS = [
+    "What is my favourite food?",
+    "Melanie: I painted a sunrise over the lake last weekend, and the kids loved the colours!",
+    "",
+    "🎉 naïve café — ça va? 東京",
+    "Caroline talked about her adoption plans and the support group. " * 40,
+]
+
+
+@pytest.fixture(scope="module")
+def torch_vectors():
+    return np.asarray(LocalEmbedder(threads=1, runtime="torch").embed(AGREEMENT_TEXTS).vectors)
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 64])
+def test_onnx_runtime_gives_sentence_transformers_vectors(torch_vectors, batch_size):
+    # Stored vectors and query vectors may come from either runtime: they must be the same
+    # vectors, however the texts are padded together in a forward batch.
+    onnx = LocalEmbedder(threads=1, runtime="onnxruntime", batch_size=batch_size)
+    vectors = np.asarray(onnx.embed(AGREEMENT_TEXTS).vectors)
+    assert vectors.shape == (len(AGREEMENT_TEXTS), 384)
+    np.testing.assert_allclose(vectors, torch_vectors, atol=1e-5)
+
+
+def test_unknown_runtime_is_refused(settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ValueError, match="onnxruntime, torch"):
+        LocalEmbedder(runtime="tensorflow")
+    settings.EMBEDDING_RUNTIME = "tensorflow"
+    with pytest.raises(ImproperlyConfigured, match="EMBEDDING_RUNTIME"):
+        get_embedder()
+
+
+def test_onnx_export_is_made_once_and_then_reused(tmp_path, monkeypatch, torch_vectors):
+    from memories.llm import onnx_encoder
+
+    cache_dir = tmp_path / "models"
+    embedder = LocalEmbedder(threads=1, cache_dir=cache_dir)
+    np.testing.assert_allclose(embedder.embed(AGREEMENT_TEXTS[:1]).vectors, torch_vectors[:1], atol=1e-5)
+    (exported,) = cache_dir.glob("*.onnx")
+    assert not list(cache_dir.glob("*.partial"))
+
+    def no_export(*args, **kwargs):  # noqa: ANN002, ANN003
+        raise AssertionError("exported again")
+
+    monkeypatch.setattr(onnx_encoder.subprocess, "run", no_export)
+    assert onnx_encoder.onnx_model_file(cache_dir=cache_dir) == exported
+
+
+def test_a_failed_onnx_export_is_reported_and_tried_again(tmp_path, monkeypatch):
+    import sys
+
+    from memories.llm import onnx_encoder
+
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(RuntimeError, match="Exporting the embedding model to ONNX failed"):
+        onnx_encoder.onnx_model_file(cache_dir=tmp_path)
+    assert not list(tmp_path.glob("*.onnx"))
+    monkeypatch.undo()
+    assert onnx_encoder.onnx_model_file(cache_dir=tmp_path).exists()

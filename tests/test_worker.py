@@ -72,15 +72,16 @@ import json, sys
 sys.argv = ["manage.py", "qcluster"]
 import django
 django.setup()
-import torch
 from django.conf import settings
 from memories.llm import get_embedder
-get_embedder().embed(["hello"])
+embedder = get_embedder()
+embedder.embed(["hello"])
+runtime_threads = embedder._model.session.get_session_options().intra_op_num_threads
 db = settings.DATABASES["default"]
 from django.db import connection
 connection.ensure_connection()
 from django_q.conf import Conf
-print(json.dumps([settings.EMBEDDING_THREADS, torch.get_num_threads(), db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"],
+print(json.dumps([settings.EMBEDDING_THREADS, runtime_threads, db["CONN_MAX_AGE"], db["CONN_HEALTH_CHECKS"],
                   "pool" in db.get("OPTIONS", {}), Conf.MAX_RSS]))
 """
 
@@ -102,12 +103,12 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
         [sys.executable, "-c", _WORKER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    threads, torch_threads, conn_max_age, health_checks, pooled, max_rss = json.loads(
+    threads, runtime_threads, conn_max_age, health_checks, pooled, max_rss = json.loads(
         done.stdout.strip().splitlines()[-1]
     )
     # Two worker processes side by side: each gets half the cores (more threads than cores
-    # make torch's threads wait on one another).
-    assert threads == torch_threads == max(1, len(os.sched_getaffinity(0)) // 2)
+    # make the runtime's threads wait on one another).
+    assert threads == runtime_threads == max(1, len(os.sched_getaffinity(0)) // 2)
     assert conn_max_age == 600
     assert health_checks is True
     assert pooled is False

@@ -9,6 +9,7 @@ so a loaded local model is reused for the life of the process.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -42,7 +43,7 @@ def get_embedder() -> Embedder:
     """The configured ``Embedder``.
 
     Raises:
-        ImproperlyConfigured: unknown ``EMBEDDING_BACKEND``.
+        ImproperlyConfigured: unknown ``EMBEDDING_BACKEND`` or ``EMBEDDING_RUNTIME``.
     """
     return _embedder(
         settings.EMBEDDING_BACKEND,
@@ -52,6 +53,8 @@ def get_embedder() -> Embedder:
         settings.EMBEDDING_BATCH_SIZE,
         settings.EMBEDDING_THREADS,
         settings.EMBEDDING_PROCESS,
+        settings.EMBEDDING_RUNTIME,
+        settings.MODEL_CACHE_DIR,
         settings.WEB_THREADS,
         tuple(sorted(_client_kwargs().items())),
     )
@@ -66,18 +69,29 @@ def _embedder(
     batch_size: int,
     threads: int,
     own_process: bool,
+    runtime: str,
+    cache_dir: Path,
     requests: int,
     client_items: tuple[tuple[str, object], ...],
 ) -> Embedder:
     if backend == "local":
-        from memories.llm.local import LocalEmbedder
+        from memories.llm.local import RUNTIMES, LocalEmbedder
 
         if model != LocalEmbedder.model_name:
             raise ImproperlyConfigured(
                 f"The local backend has one model, {LocalEmbedder.model_name!r}; EMBEDDING_MODEL is {model!r}."
             )
         # One pipe per request thread, and a few for other threads (the warm-up).
-        embedder = LocalEmbedder(batch_size=batch_size, threads=threads, own_process=own_process, channels=requests + 2)
+        if runtime not in RUNTIMES:
+            raise ImproperlyConfigured(f"EMBEDDING_RUNTIME must be one of {', '.join(RUNTIMES)}, not {runtime!r}.")
+        embedder = LocalEmbedder(
+            batch_size=batch_size,
+            threads=threads,
+            own_process=own_process,
+            channels=requests + 2,
+            runtime=runtime,
+            cache_dir=cache_dir,
+        )
         if dimensions != embedder.dimensions:
             raise ImproperlyConfigured(
                 f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."

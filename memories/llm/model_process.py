@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
 from memories.llm.base import EmbeddingBatch, ModelBackendError
 
@@ -123,13 +124,23 @@ class EmbeddingProcess:
     """``LocalEmbedder``'s model run by a child process; ``submit`` returns at once.
 
     Args:
-        threads: torch threads in the child.
+        threads: the runtime's threads in the child.
         batch_size: the child's ``LocalEmbedder`` batch size.
+        runtime, cache_dir: the child's ``LocalEmbedder`` runtime and ONNX cache folder.
         channels: pipes, i.e. calls in flight at once; a further caller waits for a free one.
     """
 
-    def __init__(self, *, threads: int, batch_size: int, channels: int) -> None:
+    def __init__(
+        self,
+        *,
+        threads: int,
+        batch_size: int,
+        channels: int,
+        runtime: str = "onnxruntime",
+        cache_dir: Path | None = None,
+    ) -> None:
         self.threads, self.batch_size, self.channels = threads, batch_size, channels
+        self.runtime, self.cache_dir = runtime, cache_dir
         self._reset()
         os.register_at_fork(after_in_child=self._after_fork)
 
@@ -209,7 +220,13 @@ class EmbeddingProcess:
         context = multiprocessing.get_context("spawn")
         process = context.Process(
             target=_serve,
-            kwargs={"connections": children, "threads": self.threads, "batch_size": self.batch_size},
+            kwargs={
+                "connections": children,
+                "threads": self.threads,
+                "batch_size": self.batch_size,
+                "runtime": self.runtime,
+                "cache_dir": self.cache_dir,
+            },
             name="embedding-model",
             daemon=True,
         )
@@ -255,12 +272,14 @@ def _unavailable(exc: BaseException | None) -> ModelBackendError:
     )
 
 
-def _serve(*, connections: list[Connection], threads: int, batch_size: int) -> None:
+def _serve(
+    *, connections: list[Connection], threads: int, batch_size: int, runtime: str, cache_dir: Path | None
+) -> None:
     """The child: load the model, then answer each pipe's requests until every pipe is closed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     from memories.llm.local import LocalEmbedder
 
-    embedder = LocalEmbedder(threads=threads, batch_size=batch_size)
+    embedder = LocalEmbedder(threads=threads, batch_size=batch_size, runtime=runtime, cache_dir=cache_dir)
     embedder.encode(["warm up"])
     open_connections = list(connections)
     while open_connections:
