@@ -72,6 +72,24 @@ def test_stop_words_alone_and_no_words_rank_nothing(add_messages):
     assert _ranked("alice", "?!") == []
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("Who is O'Brien?", "O'Brien fixed the boat."),
+        ("a well-known bakery", "That well-known bakery closed."),
+        ("the page at example.com/menu?x=1&y=2", "The menu is at example.com/menu?x=1&y=2 now."),
+        ("back\\slash and 'quotes' & ampersands | pipes", "A back\\slash, 'quotes' & ampersands | pipes."),
+    ],
+)
+def test_words_with_quotes_hyphens_urls_and_operators_find_their_turn(add_messages, query, expected):
+    # The statement only unnests the messages that hold a query term (a tsquery built from the
+    # query's own lexemes): odd lexemes must neither break it nor be missed.
+    turns = ["O'Brien fixed the boat.", "That well-known bakery closed.", "The menu is at example.com/menu?x=1&y=2 now."]
+    turns += ["A back\\slash, 'quotes' & ampersands | pipes.", "Nothing to see here."]
+    add_messages("alice", "s1", [{"role": "user", "content": content} for content in turns])
+    assert _ranked("alice", query)[0] == expected
+
+
 def test_the_ranking_is_cut_at_the_candidate_pool(add_messages):
     add_messages("alice", "s1", [{"role": "user", "content": f"Sushi night number {i}."} for i in range(60)])
     assert len(_ranked("alice", "sushi", top_k=1)) == candidate_pool(1) < 60
