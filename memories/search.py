@@ -617,26 +617,17 @@ def rank_messages_by_text(
 
 # Named parameters: see ``rank_messages_by_text``; {scope} is the condition on the searched messages.
 _TEXT_RANKING_SQL = """
--- The query's terms, made as the messages' search_vector was (NULL when all are stop words),
--- and the same terms as a tsquery matching any of them (plainto_tsquery's lexemes, which hold
--- no spaces, joined by | instead of &; empty when all are stop words: it matches nothing).
-WITH terms AS MATERIALIZED (
-    SELECT array_agg(lexeme) AS lexemes,
-           replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery AS any_term
-    FROM unnest(to_tsvector('english', %(query)s))
-),
+-- The query's terms, made as the messages' search_vector was (NULL when all are stop words).
+WITH terms AS MATERIALIZED (SELECT array_agg(lexeme) AS lexemes FROM unnest(to_tsvector('english', %(query)s))),
 scoped AS MATERIALIZED (SELECT id, search_vector FROM {message} WHERE {scope}),
 -- Each query term in each searched message that holds any: its frequency there. Only the
--- messages that hold a query term are unnested (@@ is cheaper than the unnesting: 3.5 against
--- 4.2-4.6 ms at 1M), and only the query's lexemes: setweight marks them (weight A) and
--- ts_filter keeps the marked ones (the statement took 6.4-7.4 ms at 1M unnesting every
--- lexeme, 4.6-5.4 ms so); the lexeme test keeps out any that were weighted A already.
--- The @@ runs on the scoped rows, not through the GIN index: a common word's posting list
--- there holds hundreds of thousands of other users' messages (78 ms at 1M).
+-- query's lexemes are unnested: setweight marks them (weight A) and ts_filter keeps the marked
+-- ones (the statement took 6.4-7.4 ms at 1M unnesting every lexeme, 4.6-5.4 ms so); the
+-- lexeme test keeps out any that were weighted A already.
 postings AS MATERIALIZED (
     SELECT s.id, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
     FROM terms, scoped AS s, unnest(ts_filter(setweight(s.search_vector, 'A', terms.lexemes), '{{a}}')) AS t
-    WHERE s.search_vector @@ terms.any_term AND t.lexeme = ANY (terms.lexemes)
+    WHERE t.lexeme = ANY (terms.lexemes)
 ),
 -- Inverse document frequency over the searched messages, in the form that stays positive
 -- for a term most messages hold (Lucene's): ln(1 + (N - n + 0.5) / (n + 0.5)).

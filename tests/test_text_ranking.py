@@ -82,8 +82,8 @@ def test_stop_words_alone_and_no_words_rank_nothing(add_messages):
     ],
 )
 def test_words_with_quotes_hyphens_urls_and_operators_find_their_turn(add_messages, query, expected):
-    # The statement only unnests the messages that hold a query term (a tsquery built from the
-    # query's own lexemes): odd lexemes must neither break it nor be missed.
+    # Lexemes with quotes, hyphens, URLs and tsquery's operator characters must neither break
+    # the statement nor be missed.
     turns = ["O'Brien fixed the boat.", "That well-known bakery closed."]
     turns += ["The menu is at example.com/menu?x=1&y=2 now."]
     turns += ["A back\\slash, 'quotes' & ampersands | pipes.", "Nothing to see here."]

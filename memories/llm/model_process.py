@@ -7,6 +7,9 @@ ranking, other requests), and every such stretch stalls the model. Measured on t
 machine: one query took a median 14 ms alone, 20 ms inside a search, and 249 ms beside a
 thread that only ran Python (``torch.jit`` traced models hold the lock as well: 100 ms).
 A process has a lock of its own (README, *Benchmarks*; the measurements: bench/HISTORY.md, session 7).
+ONNX Runtime, the default runtime since session 11, runs a forward pass without the lock;
+the process still measured faster than a thread: p50 18-19 against 20-22 ms over HTTP at 1M
+(bench/HISTORY.md, session 11), and it keeps the model's memory out of the web process.
 
 How: one child process (``multiprocessing``, started with ``spawn``, so it shares no
 threads or locks with its parent) loads the model and answers requests over pipes, one
