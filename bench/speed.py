@@ -26,6 +26,8 @@ summaries, knowledge and diaries, random unit vectors; built once and reused):
    run). Client-side wall time per request; p50 / p95 / p99 (nearest-rank).
 3. **Floor**: the same questions embedded one at a time in this process by the same
    offline model, while the server is idle: the median is the time no search can beat.
+   Searches and floor alternate in ``FLOOR_BLOCKS`` blocks of the questions
+   (``_latency_and_floor``), so that both meet the same phases of the machine's speed.
 4. **Peak RSS** (``VmHWM``) after the latency runs: the web process, and the embedding
    model's own process (``EMBEDDING_PROCESS``, on by default in the web server).
 
@@ -71,9 +73,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_QUERIES = 500
 WARM_UP_QUERIES = 20
+# The timed searches and the floor's embeddings alternate in this many blocks
+# (``_latency_and_floor``), each block after the first preceded by this many untimed ones.
+FLOOR_BLOCKS = 5
+BLOCK_WARM_UP = 2
 # The embedding measured after the idle time a search leaves the model (``_idle_floor``).
 IDLE_FLOOR = "after_idle_gap"
-# The query embedded in-process by the service's own runtime (``_embedding_floor``).
+# The query embedded in-process by the service's own runtime (``_floor_embedders``).
 SERVICE_RUNTIME = "service_runtime"
 ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
 INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
@@ -145,14 +151,26 @@ class Server:
     connection: http.client.HTTPConnection | None = None
 
     def post(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        """POST one GraphQL request; returns the decoded body. Raises RuntimeError on errors."""
-        if self.connection is None:
-            self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        """POST one GraphQL request; returns the decoded body. Raises RuntimeError on errors.
+
+        A keep-alive connection the server closed while idle (uvicorn: after 5 s) is opened
+        again and the request sent once more; the requests sent are searches, safe to repeat.
+        """
         body = json.dumps({"query": query, "variables": variables})
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"}
-        self.connection.request("POST", "/graphql/", body=body, headers=headers)
-        response = self.connection.getresponse()
-        data = json.loads(response.read())
+        for attempt in range(2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+            try:
+                self.connection.request("POST", "/graphql/", body=body, headers=headers)
+                response = self.connection.getresponse()
+                data = json.loads(response.read())
+                break
+            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                self.connection.close()
+                self.connection = None
+                if attempt:
+                    raise
         if response.status != 200 or data.get("errors"):
             raise RuntimeError(f"GraphQL request failed ({response.status}): {data}")
         return data["data"]
@@ -279,24 +297,63 @@ def _first_search_of_each_user(
     return _latency_figures(seconds)
 
 
-def _latency(server: Server, questions: list[tuple[str, str]], *, answer: bool, progress: bool) -> dict[str, Any]:
+def _latency_and_floor(
+    server: Server, questions: list[tuple[str, str]], *, progress: bool
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]]:
+    """Search latency in both modes and the floor, measured in ``FLOOR_BLOCKS`` alternating blocks.
+
+    Each block of the questions is searched over HTTP, ``retrieval`` then ``full``, and then
+    embedded in this process by each of ``_floor_embedders``, while the server is idle. The
+    machine's speed drifts over a run (two torch threads took 10.4 to 15.3 ms in one session
+    11 run), so searches and floor measured minutes apart can fall in different phases; in
+    alternating blocks both sample the same ones. After an idle block, the first
+    ``BLOCK_WARM_UP`` questions of each mode and model are run untimed (they also open the
+    keep-alive connection again if the server closed it meanwhile).
+
+    Returns:
+        ``(retrieval, full, floor)``: ``_latency_figures`` of each mode plus the ``stages``
+        each search ran (counts); and per floor embedder its ``threads``, ``runtime`` and
+        figures.
+    """
     from tqdm import tqdm
 
-    for user, question in questions[:WARM_UP_QUERIES]:
-        server.post(SEARCH, _search_variables(user, question, answer=answer))
-    seconds = []
-    stages: dict[str, int] = {}
-    for user, question in tqdm(questions, desc="answer" if answer else "retrieval", disable=not progress):
-        started = time.perf_counter()
-        data = server.post(SEARCH, _search_variables(user, question, answer=answer))
-        seconds.append(time.perf_counter() - started)
-        key = "+".join(data["search"]["stages"])
-        stages[key] = stages.get(key, 0) + 1
-    return {**_latency_figures(seconds), "stages": stages}
+    embedders = _floor_embedders()
+    for _, _, embedder in embedders.values():  # loads the models
+        _timed_embeddings(embedder, questions[:WARM_UP_QUERIES])
+    modes = {"retrieval": False, "full": True}
+    for answer in modes.values():
+        for user, question in questions[:WARM_UP_QUERIES]:
+            server.post(SEARCH, _search_variables(user, question, answer=answer))
+    seconds: dict[str, list[float]] = {name: [] for name in [*modes, *embedders]}
+    stages: dict[str, dict[str, int]] = {mode: {} for mode in modes}
+    size = math.ceil(len(questions) / FLOOR_BLOCKS)
+    with tqdm(total=len(questions), desc="searches and floor", disable=not progress) as bar:
+        for start in range(0, len(questions), size):
+            block = questions[start : start + size]
+            warm_up = questions[start - BLOCK_WARM_UP : start] if start else []
+            for mode, answer in modes.items():
+                for user, question in warm_up:
+                    server.post(SEARCH, _search_variables(user, question, answer=answer))
+                for user, question in block:
+                    started = time.perf_counter()
+                    data = server.post(SEARCH, _search_variables(user, question, answer=answer))
+                    seconds[mode].append(time.perf_counter() - started)
+                    key = "+".join(data["search"]["stages"])
+                    stages[mode][key] = stages[mode].get(key, 0) + 1
+            for label, (_, _, embedder) in embedders.items():
+                _timed_embeddings(embedder, warm_up)
+                seconds[label] += _timed_embeddings(embedder, block)
+            bar.update(len(block))
+    retrieval, full = ({**_latency_figures(seconds[mode]), "stages": stages[mode]} for mode in modes)
+    floor = {
+        label: {"threads": threads, "runtime": runtime, **_latency_figures(seconds[label])}
+        for label, (threads, runtime, _) in embedders.items()
+    }
+    return retrieval, full, floor
 
 
-def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
-    """The floor: each question embedded alone, in this process, by the offline model.
+def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
+    """The in-process models the floor is measured with: label -> ``(threads, runtime, LocalEmbedder)``.
 
     The issue's floor is the offline model as sentence-transformers runs it, in PyTorch
     ("about 17 ms here"). ``every_core``: with a torch thread per core. ``web_process``: with
@@ -308,6 +365,7 @@ def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, fl
     ``SERVICE_RUNTIME``: the same, with the runtime the service embeds with
     (``EMBEDDING_RUNTIME``, ONNX Runtime by default) and the web server's thread count; not
     the floor, reported beside it with the p50 over it. Absent when that runtime is torch.
+    Each is a model of its own: torch's thread count is set on load.
     """
     from django.conf import settings
 
@@ -317,25 +375,26 @@ def _embedding_floor(questions: list[tuple[str, str]]) -> dict[str, dict[str, fl
     runs = [("every_core", _cores(), "torch"), ("web_process", web_threads, "torch")]
     if settings.EMBEDDING_RUNTIME != "torch":
         runs.append((SERVICE_RUNTIME, web_threads, settings.EMBEDDING_RUNTIME))
-    floors = {}
-    for label, threads, runtime in runs:
-        # A model of its own: torch's thread count is set on load.
-        embedder = LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR)
-        for _, question in questions[:WARM_UP_QUERIES]:
-            embedder.embed([question])
-        seconds = []
-        for _, question in questions:
-            started = time.perf_counter()
-            embedder.embed([question])
-            seconds.append(time.perf_counter() - started)
-        floors[label] = {"threads": threads, "runtime": runtime, **_latency_figures(seconds)}
-    return floors
+    return {
+        label: (threads, runtime, LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR))
+        for label, threads, runtime in runs
+    }
+
+
+def _timed_embeddings(embedder: Any, questions: list[tuple[str, str]]) -> list[float]:  # noqa: ANN401 - a LocalEmbedder
+    """Seconds to embed each question alone, one after the other."""
+    seconds = []
+    for _, question in questions:
+        started = time.perf_counter()
+        embedder.embed([question])
+        seconds.append(time.perf_counter() - started)
+    return seconds
 
 
 def _idle_floor(questions: list[tuple[str, str]], *, idle_seconds: float) -> dict[str, float]:
     """Each question embedded alone, in this process, after the model sat idle ``idle_seconds``.
 
-    ``_embedding_floor`` embeds the questions back to back, the model's core never idle. In a
+    ``_latency_and_floor`` embeds the questions back to back, the model's core never idle. In a
     search, the model waits between queries while the rest of each request runs (about 10 ms),
     and a query embedded after such a pause takes longer: 16.5 against 13.8 ms, medians of 6
     alternated runs of 200 questions through the model's process (bench/HISTORY.md, session 9).
@@ -348,8 +407,7 @@ def _idle_floor(questions: list[tuple[str, str]], *, idle_seconds: float) -> dic
 
     threads, runtime = _web_threads(), settings.EMBEDDING_RUNTIME
     embedder = LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR)
-    for _, question in questions[:WARM_UP_QUERIES]:
-        embedder.embed([question])
+    _timed_embeddings(embedder, questions[:WARM_UP_QUERIES])
     seconds = []
     for _, question in questions:
         time.sleep(idle_seconds)
@@ -369,7 +427,7 @@ def _web_threads() -> int:
 
 
 def _floor_ms(floors: dict[str, dict[str, float]]) -> float:
-    """The floor: the faster median of ``_embedding_floor``'s two PyTorch measurements, in ms."""
+    """The floor: the faster median of the two PyTorch measurements (``_floor_embedders``), in ms."""
     return min(floors[name]["p50_ms"] for name in ("every_core", "web_process"))
 
 
@@ -422,10 +480,8 @@ def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: 
     log = RESULTS_DIR / f"speed-server-{size_label(messages)}.log"
     with _server(dataset["database"], raw_key, log) as server:
         first_pass = _first_search_of_each_user(server, users, questions, progress)
-        retrieval = _latency(server, questions, answer=False, progress=progress)
-        full = _latency(server, questions, answer=True, progress=progress)
+        retrieval, full, floor = _latency_and_floor(server, questions, progress=progress)
         web_rss = server.peak_rss_mb()
-        floor = _embedding_floor(questions)
         # The model idles between a search's embedding and the next one's for what the rest of
         # a search takes: its median less the embedding's.
         service = floor.get(SERVICE_RUNTIME, floor["web_process"])

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,7 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
         # The same number of database round-trips whatever topK is.
         assert len(set(size["round_trips"][mode].values())) == 1, size["round_trips"]
     floors = size["latency"]["query_embedding"]
+    assert floors["every_core"]["n"] == floors["web_process"]["n"] == floors["service_runtime"]["n"] == 20
     assert floors["every_core"]["threads"] >= floors["web_process"]["threads"] >= 1
     assert floors["every_core"]["p50_ms"] > 0
     assert floors["web_process"]["p50_ms"] > 0
@@ -91,3 +93,39 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
     assert worker["worker_embeddings_per_second"] > 0
     assert worker["raw_model_embeddings_per_second"] > 0
     assert "| retrieval |" in completed.stdout
+
+
+def test_searches_and_the_floor_alternate_in_blocks(monkeypatch):
+    """The floor is measured between blocks of timed searches, not minutes after them all."""
+    from bench import speed
+
+    events = []
+
+    class FakeServer:
+        def post(self, query, variables):
+            events.append(("search", variables["input"]["answer"], variables["input"]["query"]))
+            return {"search": {"stages": ["memory", "messages"]}}
+
+    class FakeEmbedder:
+        def __init__(self, label):
+            self.label = label
+
+        def embed(self, texts):
+            events.append(("embed", self.label, texts[0]))
+
+    monkeypatch.setattr(
+        speed, "_floor_embedders", lambda: {label: (1, "torch", FakeEmbedder(label)) for label in ("a", "b")}
+    )
+    questions = [(f"user-{i:04d}", f"question {i}") for i in range(50)]
+    retrieval, full, floor = speed._latency_and_floor(FakeServer(), questions, progress=False)
+
+    assert retrieval["n"] == full["n"] == floor["a"]["n"] == floor["b"]["n"] == 50
+    assert retrieval["stages"] == full["stages"] == {"memory+messages": 50}
+    timed = events[2 * speed.WARM_UP_QUERIES * 2 :]  # after both models' and both modes' warm-ups
+    # One block: its searches in both modes, then its embeddings by each model; five blocks.
+    kinds = [kind for kind, *_ in timed]
+    switches = sum(1 for before, after in pairwise(kinds) if before != after)
+    assert switches == 2 * speed.FLOOR_BLOCKS - 1
+    # Each block's floor embeds that block's questions, the ones just searched.
+    first_block = [q for kind, _, q in timed[: 2 * 10 + 2 * 10] if kind == "embed"]
+    assert first_block == [f"question {i}" for i in range(10)] * 2
