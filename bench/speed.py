@@ -313,7 +313,8 @@ def _latency_and_floor(
     Returns:
         ``(retrieval, full, floor)``: ``_latency_figures`` of each mode plus the ``stages``
         each search ran (counts); and per floor embedder its ``threads``, ``runtime`` and
-        figures.
+        figures. Each also has ``block_p50_ms``, the median of each block (ms), to show the
+        drift.
     """
     from tqdm import tqdm
 
@@ -325,6 +326,7 @@ def _latency_and_floor(
         for user, question in questions[:WARM_UP_QUERIES]:
             server.post(SEARCH, _search_variables(user, question, answer=answer))
     seconds: dict[str, list[float]] = {name: [] for name in [*modes, *embedders]}
+    block_p50s: dict[str, list[float]] = {name: [] for name in seconds}
     stages: dict[str, dict[str, int]] = {mode: {} for mode in modes}
     size = math.ceil(len(questions) / FLOOR_BLOCKS)
     with tqdm(total=len(questions), desc="searches and floor", disable=not progress) as bar:
@@ -343,10 +345,19 @@ def _latency_and_floor(
             for label, (_, _, embedder) in embedders.items():
                 _timed_embeddings(embedder, warm_up)
                 seconds[label] += _timed_embeddings(embedder, block)
+            for name, values in seconds.items():
+                block_p50s[name].append(round(percentile(values[-len(block) :], 50) * 1000, 2))
             bar.update(len(block))
-    retrieval, full = ({**_latency_figures(seconds[mode]), "stages": stages[mode]} for mode in modes)
+    retrieval, full = (
+        {**_latency_figures(seconds[mode]), "stages": stages[mode], "block_p50_ms": block_p50s[mode]} for mode in modes
+    )
     floor = {
-        label: {"threads": threads, "runtime": runtime, **_latency_figures(seconds[label])}
+        label: {
+            "threads": threads,
+            "runtime": runtime,
+            **_latency_figures(seconds[label]),
+            "block_p50_ms": block_p50s[label],
+        }
         for label, (threads, runtime, _) in embedders.items()
     }
     return retrieval, full, floor

@@ -121,6 +121,7 @@ def test_searches_and_the_floor_alternate_in_blocks(monkeypatch):
 
     assert retrieval["n"] == full["n"] == floor["a"]["n"] == floor["b"]["n"] == 50
     assert retrieval["stages"] == full["stages"] == {"memory+messages": 50}
+    assert len(retrieval["block_p50_ms"]) == len(floor["a"]["block_p50_ms"]) == speed.FLOOR_BLOCKS
     timed = events[2 * speed.WARM_UP_QUERIES * 2 :]  # after both models' and both modes' warm-ups
     # One block: its searches in both modes, then its embeddings by each model; five blocks.
     kinds = [kind for kind, *_ in timed]
