@@ -293,7 +293,7 @@ def _check_import(user_ids: Sequence[str]) -> None:
 class UserIndex:
     """One end user (LoCoMo sample) as the systems see it."""
 
-    pk: int
+    external_id: str
     turn_id_by_message: dict[int, str]
     bm25: BM25Ranker
     dense: DenseRanker
@@ -307,7 +307,7 @@ def _index_user(external_id: str) -> UserIndex:
     messages = list(Message.objects.filter(user=user).order_by("created_at", "id"))
     turn_ids = [str(m.metadata.get("dia_id") or m.external_id) for m in messages]
     return UserIndex(
-        pk=user.pk,
+        external_id=user.external_id,
         turn_id_by_message={m.pk: turn_id for m, turn_id in zip(messages, turn_ids, strict=True)},
         bm25=BM25Ranker(turn_ids, [m.embedding_text for m in messages]),
         dense=DenseRanker(turn_ids, [m.embedding for m in messages]),
@@ -338,7 +338,7 @@ def _benchmark(
 
     from memories.importers import locomo_sessions
     from memories.llm import get_embedder
-    from memories.search import candidate_pool, retrieve_memory, retrieve_messages
+    from memories.search import SearchedUsers, candidate_pool, retrieve_memory, retrieve_messages
 
     sessions = [
         s
@@ -391,12 +391,13 @@ def _benchmark(
             skipped_questions.append({"sample_id": sample_id, "question_index": index, "category": category})
             continue
         question = str(qa["question"])
+        searched = SearchedUsers(external_ids=(user.external_id,))  # as search_memories scopes them
         with _timed(timings["embed"]):
             vector = embedder.embed([question]).vectors[0]
         with _timed(timings["stage2"]):
-            message_hits = retrieve_messages(user_ids=[user.pk], query=question, vector=vector, top_k=top)
+            message_hits = retrieve_messages(users=searched, query=question, vector=vector, top_k=top)
         with _timed(timings["stage1"]):
-            memory_hits = retrieve_memory(user_ids=[user.pk], vector=vector, top_k=top)
+            memory_hits = retrieve_memory(users=searched, vector=vector, top_k=top)
         with _timed(timings["bm25"]):
             bm25_turns = user.bm25.rank(question, top)
         with _timed(timings["dense"]):

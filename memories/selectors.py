@@ -6,14 +6,9 @@ from datetime import date, datetime
 
 from django.db.models import Exists, F, OuterRef, QuerySet
 
-from memories.models import Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
 
-__all__ = ["diary_list", "knowledge_list", "message_list", "session_list", "summary_list", "user_ids_for"]
-
-
-def user_ids_for(*, external_ids: list[str]) -> list[int]:
-    """Primary keys of the end users with these external ids (unknown ids are left out)."""
-    return list(EndUser.objects.filter(external_id__in=external_ids).values_list("pk", flat=True))
+__all__ = ["diary_list", "knowledge_list", "message_list", "session_list", "summary_list"]
 
 
 def message_list(

@@ -193,12 +193,14 @@ def test_a_search_that_fails_before_it_needs_the_vector_gives_the_embedding_up(m
             started.append(Future())
             return started[-1]
 
-    def failing_lookup(**kwargs):  # noqa: ANN003, ANN202
+    def failing_ranking(**kwargs):  # noqa: ANN003, ANN202
         raise RuntimeError("database gone")
 
     monkeypatch.setattr(search_module, "get_embedder", Embedder)
-    monkeypatch.setattr(search_module, "user_ids_for", failing_lookup)
+    monkeypatch.setattr(search_module, "rank_messages_by_text", failing_ranking)
     with pytest.raises(RuntimeError, match="database gone"):
-        search_module.search_memories(user_external_ids=["alice"], query="favourite food?", answer=False)
+        search_module.search_memories(
+            user_external_ids=["alice"], query="favourite food?", search_content=True, answer=False
+        )
     assert len(started) == 1
     assert started[0].cancelled()

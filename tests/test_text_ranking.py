@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from memories.models import EndUser, Message, Session
-from memories.search import candidate_pool, rank_messages_by_text, retrieve_messages
+from memories.search import SearchedUsers, candidate_pool, rank_messages_by_text, retrieve_messages
 
 pytestmark = pytest.mark.django_db
 
 
 def _ranked(user: str, query: str, top_k: int = 10) -> list[str]:
     user_pk = EndUser.objects.get(external_id=user).pk
-    ids = rank_messages_by_text(user_ids=[user_pk], query=query, top_k=top_k)
+    ids = rank_messages_by_text(users=SearchedUsers(pks=(user_pk,)), query=query, top_k=top_k)
     content = dict(Message.objects.filter(pk__in=ids).values_list("pk", "content"))
     return [content[i] for i in ids]
 
@@ -104,7 +104,7 @@ def _reference_fusion(user_pk: int, query: str, vector: np.ndarray, top_k: int) 
     pool = candidate_pool(top_k)
     cosine = {m.pk: float(np.dot(m.embedding, vector)) for m in rows}
     by_vector = sorted(cosine, key=lambda pk: (-cosine[pk], pk))[:pool]
-    by_text = rank_messages_by_text(user_ids=[user_pk], query=query, top_k=top_k)
+    by_text = rank_messages_by_text(users=SearchedUsers(pks=(user_pk,)), query=query, top_k=top_k)
     fused: dict[int, float] = {}
     for weight, ranking in ((1.0, by_vector), (search._TEXT_WEIGHT, by_text)):
         for rank, pk in enumerate(ranking, start=1):
@@ -155,5 +155,27 @@ def test_stage_two_fuses_as_documented(settings):
         query_vector = np.random.default_rng(seed).standard_normal(settings.EMBEDDING_DIMENSIONS)
         query_vector /= np.linalg.norm(query_vector)
         query = "When was the pottery class after the hiking trip?"
-        hits = retrieve_messages(user_ids=[user.pk], query=query, vector=query_vector.tolist(), top_k=10)
+        users = SearchedUsers(pks=(user.pk,))
+        hits = retrieve_messages(users=users, query=query, vector=query_vector.tolist(), top_k=10)
         assert [h.id for h in hits] == _reference_fusion(user.pk, query, query_vector, 10)
+
+
+def test_users_named_by_external_id_are_searched_as_by_primary_key(add_messages):
+    """search_memories names the users by external id, and each statement looks them up itself."""
+    add_messages("alice", "s1", [{"role": "user", "content": f"Alice's pottery note {i}."} for i in range(3)])
+    add_messages("bob", "s1", [{"role": "user", "content": f"Bob's pottery note {i}."} for i in range(2)])
+    pks = dict(EndUser.objects.values_list("external_id", "pk"))
+
+    def ranked(users: SearchedUsers) -> list[int]:
+        return rank_messages_by_text(users=users, query="pottery notes", top_k=10)
+
+    alice = ranked(SearchedUsers(external_ids=("alice",)))
+    assert alice == ranked(SearchedUsers(pks=(pks["alice"],)))
+    assert set(Message.objects.filter(pk__in=alice).values_list("user__external_id", flat=True)) == {"alice"}
+    both = ranked(SearchedUsers(external_ids=("alice", "bob")))
+    assert both == ranked(SearchedUsers(pks=(pks["alice"], pks["bob"])))
+    assert len(both) == 5
+    # A repeated name is one user; an unknown one matches nothing, alone or beside a known one.
+    assert ranked(SearchedUsers(external_ids=("alice", "alice"))) == alice
+    assert ranked(SearchedUsers(external_ids=("nobody",))) == []
+    assert ranked(SearchedUsers(external_ids=("nobody", "alice"))) == alice
