@@ -179,3 +179,5 @@ def test_users_named_by_external_id_are_searched_as_by_primary_key(add_messages)
     assert ranked(SearchedUsers(external_ids=("alice", "alice"))) == alice
     assert ranked(SearchedUsers(external_ids=("nobody",))) == []
     assert ranked(SearchedUsers(external_ids=("nobody", "alice"))) == alice
+    with pytest.raises(ValueError, match="not both"):
+        SearchedUsers(pks=(pks["alice"],), external_ids=("alice",))
