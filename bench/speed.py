@@ -15,7 +15,7 @@ summaries, knowledge and diaries, random unit vectors; built once and reused):
    Django's test client (authentication included), its queries counted with
    ``CaptureQueriesContext``, for ``topK`` 1, 5, 10, 25 and 50, retrieval-only and full.
 2. **Latency**: the service is started as in production (``manage.py serve --no-worker``:
-   uvicorn, ASGI) on the dataset, and ``--queries`` LoCoMo questions, each asked about a
+   cheroot, WSGI) on the dataset, and ``--queries`` LoCoMo questions, each asked about a
    random end user, are sent one after the other over one keep-alive HTTP connection after
    a first pass that searches each end user once (timed apart: the first search of a user
    whose rows are not in PostgreSQL's buffer cache yet). Two modes, both with
@@ -153,7 +153,7 @@ class Server:
     def post(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
         """POST one GraphQL request; returns the decoded body. Raises RuntimeError on errors.
 
-        A keep-alive connection the server closed while idle (uvicorn: after 5 s) is opened
+        A keep-alive connection the server closed while idle (cheroot: after 10 s) is opened
         again and the request sent once more; the requests sent are searches, safe to repeat.
         """
         body = json.dumps({"query": query, "variables": variables})

@@ -19,8 +19,9 @@ environ.Env.read_env(BASE_DIR / ".env")
 
 # This process is the background worker (`manage.py qcluster`, which forks its worker processes).
 IN_WORKER = "qcluster" in sys.argv
-# This process serves the API (`manage.py serve`, or an ASGI server run by hand).
-IN_WEB_SERVER = sys.argv[1:2] == ["serve"] or Path(sys.argv[0]).name in {"uvicorn", "gunicorn", "daphne", "hypercorn"}
+# This process serves the API (`manage.py serve`, or a WSGI or ASGI server run by hand).
+_SERVERS = {"cheroot", "gunicorn", "uvicorn", "daphne", "hypercorn"}
+IN_WEB_SERVER = sys.argv[1:2] == ["serve"] or Path(sys.argv[0]).name in _SERVERS
 
 SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me")
 DEBUG = env.bool("DEBUG", default=False)
@@ -93,8 +94,8 @@ else:
     }
     # pgserver's URL names its socket directory as a query parameter; Django wants HOST.
     DATABASES["default"]["HOST"] = DATABASES["default"].pop("OPTIONS", {}).get("host", "")
-# 0 under ASGI: Django's docs advise against persistent connections there (each request may
-# run on another thread and leave its connection behind). A connection pool instead
+# 0: no connection kept per thread (under ASGI, Django's docs advise against it: each request
+# may run on another thread and leave its connection behind). A connection pool instead
 # (psycopg_pool, Django's "pool" option): a new PostgreSQL connection costs several
 # milliseconds per request. Not in the worker: it forks its processes, and a pool's open
 # connections must not cross a fork.
@@ -254,16 +255,17 @@ STRAWBERRY_DJANGO = {
 # --- Serving (manage.py serve / make run) ---------------------------------------------
 HOST = env.str("HOST", default="127.0.0.1")
 PORT = env.int("PORT", default=8000)
-# Threads that run requests in the web process (memoryproject/asgi.py); each holds at most
-# one database connection at a time, from the pool (DATABASE_POOL_MAX_SIZE).
+# Threads that run requests in the web process (cheroot's, memoryproject/wsgi.py; a2wsgi's
+# under an ASGI server, memoryproject/asgi.py); each holds at most one database connection
+# at a time, from the pool (DATABASE_POOL_MAX_SIZE).
 WEB_THREADS = env.int("WEB_THREADS", default=10)
 # Threads per web process that run a retrieval-only search's stage 1 (summaries, knowledge,
 # diaries) on a connection of their own while the request's thread runs stage 2 (messages)
 # (memories/search.py, _beside); 0: the request's thread runs both, one after the other.
 SEARCH_STAGE_THREADS = max(env.int("SEARCH_STAGE_THREADS", default=2), 0)
-# Requests through Django's ASGI handler (the admin, GraphiQL, GraphQL GETs) run in a thread
-# of their own each, with a connection of their own: the default pool leaves room for this
-# many of them at once besides the threads above.
+# Under an ASGI server, requests through Django's ASGI handler (the admin, GraphiQL, GraphQL
+# GETs) run in a thread of their own each, with a connection of their own: the default pool
+# leaves room for this many of them at once besides the threads above.
 _ASGI_HANDLER_CONNECTIONS = 4
 if DATABASE_POOL:
     # Room for every request thread and stage thread at once (a request thread holds its

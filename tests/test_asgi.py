@@ -1,4 +1,4 @@
-"""The ASGI application uvicorn serves (``memoryproject.asgi``): GraphQL POSTs in a thread pool (a2wsgi)."""
+"""The ASGI application, for an ASGI server (``memoryproject.asgi``): GraphQL POSTs in a thread pool (a2wsgi)."""
 
 from __future__ import annotations
 

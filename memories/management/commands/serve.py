@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
 
-import uvicorn
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Apply migrations, start the django-q2 worker and serve the ASGI app until Ctrl-C."
+    help = "Apply migrations, start the django-q2 worker and serve the app until Ctrl-C (or SIGTERM)."
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("--host", default=settings.HOST)
@@ -21,27 +21,43 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="Do not start the background worker.")
 
     def handle(self, *args: object, host: str, port: int, no_worker: bool, **options: object) -> None:
+        from memoryproject.wsgi import web_server
+
         call_command("migrate", interactive=False, verbosity=0)
-        worker = None if no_worker else subprocess.Popen([sys.executable, "manage.py", "qcluster"])
-        # Load the embedding model now rather than on the first search.
-        threading.Thread(target=_warm_up, daemon=True).start()
-        base = f"http://{host}:{port}"
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/\n"
-                "Staff login: `.venv/bin/python manage.py createsuperuser`; API key: "
-                "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
-            )
-        )
+        server = web_server(host=host, port=port)
+        server.prepare()  # binds the port now: a port in use fails before anything starts
+        worker = None
         try:
-            uvicorn.run("memoryproject.asgi:application", host=host, port=port, lifespan="off", log_level="info")
+            if not no_worker:
+                worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"])
+            # Load the embedding model now rather than on the first search.
+            threading.Thread(target=_warm_up, daemon=True).start()
+            base = f"http://{host}:{port}"
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/\n"
+                    "Staff login: `.venv/bin/python manage.py createsuperuser`; API key: "
+                    "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
+                )
+            )
+            # SIGTERM (what process managers send) stops the server as Ctrl-C does: cheroot
+            # lets the requests under way finish (for up to 5 s), then the worker is stopped.
+            signal.signal(signal.SIGTERM, _exit)
+            server.serve()
+        except (KeyboardInterrupt, SystemExit):
+            pass
         finally:
+            server.stop()
             if worker is not None:
                 worker.terminate()
                 try:
                     worker.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     worker.kill()
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _warm_up() -> None:
