@@ -16,6 +16,8 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from cheroot.wsgi import Server
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
@@ -37,7 +39,6 @@ def _with_chunked_bodies_buffered(app: WSGIApp) -> WSGIApp:
     that is given as that long, and Django refuses it (``RequestDataTooBig``; the GraphQL
     view answers HTTP 413, ``PAYLOAD_TOO_LARGE``) without the rest being read.
     """
-    from django.conf import settings
 
     def buffered(environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("wsgi.input_terminated") and not environ.get("CONTENT_LENGTH"):
@@ -51,7 +52,7 @@ def _with_chunked_bodies_buffered(app: WSGIApp) -> WSGIApp:
 application = _with_chunked_bodies_buffered(get_wsgi_application())
 
 
-def web_server(*, host: str, port: int):  # noqa: ANN201 - a cheroot.wsgi.Server
+def web_server(*, host: str, port: int) -> Server:
     """The server ``manage.py serve`` runs: cheroot on ``host``:``port`` (0: any free port,
     ``bind_addr`` tells which once ``prepare()`` has bound it), ``WEB_THREADS`` threads.
 
@@ -61,9 +62,6 @@ def web_server(*, host: str, port: int):  # noqa: ANN201 - a cheroot.wsgi.Server
     ``timeout`` (10 s) per read: behind a reverse proxy that buffers requests (nginx's
     default), it never reaches the server.
     """
-    from cheroot.wsgi import Server
-    from django.conf import settings
-
     server = Server((host, port), application, numthreads=settings.WEB_THREADS)
     server.keep_alive_conn_limit = None
     return server
