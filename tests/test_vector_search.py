@@ -193,3 +193,22 @@ def test_round_trips_per_search_do_not_grow_with_top_k(add_messages, gql, settin
     # API key, stage 2's full-text ranking (while the query is embedded), stage 1 (summaries,
     # knowledge and diaries), the rest of stage 2 (messages); each looks up the end users itself.
     assert set(counts.values()) == {4}, counts
+
+
+def test_the_query_vector_reaches_postgresql_as_pgvector_would_store_it():
+    """The query vector's short text form (single precision, 9 digits) gives PostgreSQL the very
+    vector that the full-precision values give it, so no ranking moves."""
+    from memories.search import _vector_literal
+
+    rng = np.random.default_rng(3)
+    vectors = [rng.standard_normal(384).tolist() for _ in range(50)]
+    vectors.append([1e-40, -0.0, 3.4e38, -1e-7, 123456.789, 2.0**-149] + [0.1] * 378)
+    with connection.cursor() as cursor:
+        for i, vector in enumerate(vectors):
+            full = "[" + ",".join(map(repr, vector)) + "]"
+            short = _vector_literal(vector)
+            if i < 50:  # a model's values, not ones with a short decimal form like 0.1
+                assert len(short) < 0.7 * len(full)
+            cursor.execute("SELECT %s::vector = %s::vector, %s::vector::text", [short, full, short])
+            same, text = cursor.fetchone()
+            assert same, (short[:80], text[:80])
