@@ -181,3 +181,41 @@ def test_serve_answers_then_stops_on_sigterm(make_api_key):
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+def test_an_unread_chunked_body_is_not_read_as_the_next_request(port, settings):
+    """Without a key the view answers 401 unread; the rest of the body must not become a request."""
+    import socket
+
+    settings.MAX_REQUEST_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    smuggled = b"GET /static/admin/css/no-such-file.css HTTP/1.1\r\nHost: x\r\n\r\n"
+    chunk = b"x" * 1001
+    request = (
+        b"POST /graphql/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n" % len(chunk)
+        + chunk
+        + b"\r\n0\r\n\r\n"
+        + smuggled
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            received += data
+    assert received.count(b"HTTP/1.1 ") == 1, received[:500]
+    assert received.startswith(b"HTTP/1.1 413")
+
+
+def test_head_responses_have_no_body(port):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for _ in range(2):  # the connection stays usable
+            connection.request("HEAD", "/admin/login/")
+            response = connection.getresponse()
+            assert response.status == 200
+            assert response.read() == b""
+    finally:
+        connection.close()

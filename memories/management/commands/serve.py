@@ -40,20 +40,23 @@ class Command(BaseCommand):
                     "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
                 )
             )
-            # SIGTERM (what process managers send) stops the server as Ctrl-C does: cheroot
-            # lets the requests under way finish (for up to 5 s), then the worker is stopped.
+            # SIGTERM (what process managers send) stops the server as Ctrl-C does: the worker
+            # is stopped first, then cheroot waits for the requests under way to end.
             signal.signal(signal.SIGTERM, _exit)
             server.serve()
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            server.stop()
-            if worker is not None:
-                worker.terminate()
-                try:
-                    worker.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    worker.kill()
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut this short
+            try:
+                if worker is not None:
+                    worker.terminate()
+                    try:
+                        worker.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        worker.kill()
+            finally:
+                server.stop()
 
 
 def _exit(signum: int, frame: object) -> None:
