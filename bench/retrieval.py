@@ -47,6 +47,12 @@ list of turn ids cut at ``max(k)``), averaged over questions:
   summary rankings interleaved round robin (message first), duplicates dropped, a
   parameter-free fusion of what stages 2 and 1 point at.
 
+Ours is compared with each baseline on the targets' metrics (turn recall@10, session
+recall@5) per report group: the mean per-question difference and its 95% interval by a
+paired bootstrap over questions (``bench.metrics.paired_difference``), read as "ahead",
+"behind" or "within noise" (the interval holds 0). A category of 19 questions moves by 0.05
+for one question's evidence session; the interval says whether a gap is more than that.
+
 Evidence entries not written as one clean id (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``)
 are read as the ids they hold (``bench.metrics.read_evidence``) and counted; ids that are
 malformed (``"D10:"``), absent from the conversation, or in a session not imported
@@ -83,6 +89,7 @@ from bench.metrics import (
     clean_evidence,
     group_means,
     interleave,
+    paired_difference,
     ranking_metrics,
     session_key,
     session_of,
@@ -102,6 +109,10 @@ DEFAULT_KS = (1, 3, 5, 10)
 # --smoke: a tiny input, well under a minute.
 SMOKE: dict[str, Any] = {"samples": ["conv-26"], "max_sessions": 3}
 SYSTEMS = ("ours", "bm25", "dense")
+BASELINES = ("bm25", "dense")
+# The metrics the targets name (turn recall@10, session recall@5): ours is compared with each
+# baseline on them, with a confidence interval (``bench.metrics.paired_difference``).
+COMPARED_AT = {"turn_recall": 10, "session_recall": 5}
 SYSTEM_LABELS = {"ours": "ours (stage 2)", "bm25": "BM25 turns", "dense": "dense turns"}
 # Session rankings shown in the session table: (system, metric prefix, label).
 SESSION_ROWS = (
@@ -476,8 +487,42 @@ def _benchmark(
             },
         },
         "systems": {system: group_means(rows[system]) for system in SYSTEMS},
+        "differences": _differences(rows, ks),
         "per_question": per_question,
     }
+
+
+def _compared_metrics(ks: Sequence[int]) -> list[str]:
+    """The metrics ours is compared with the baselines on: ``COMPARED_AT``'s, each at the cut-off in ``ks`` nearest
+    its own (``turn_recall@10`` and ``session_recall@5`` with the default ``ks``)."""
+    return [f"{name}@{min(ks, key=lambda k: (abs(k - at), -k))}" for name, at in COMPARED_AT.items()]
+
+
+def _differences(
+    rows: dict[str, list[tuple[int, dict[str, float]]]], ks: Sequence[int]
+) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
+    """Ours minus each baseline per report group and compared metric: ``{baseline: {group: {metric: ...}}}``.
+
+    Each entry holds the mean per-question difference, its 95% interval (paired bootstrap,
+    ``paired_difference``), ``n`` and the interval's ``verdict``. ``rows`` are the systems'
+    ``(category, metrics)`` per question, in the same question order for every system.
+    """
+    differences: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    for baseline in BASELINES:
+        by_group = differences.setdefault(baseline, {})
+        for group in GROUPS:
+            pairs = [
+                (ours, theirs)
+                for (category, ours), (_, theirs) in zip(rows["ours"], rows[baseline], strict=True)
+                if str(category) == group or (group == "1-4" and 1 <= category <= 4)
+            ]
+            if not pairs:
+                continue
+            by_group[group] = {}
+            for metric in _compared_metrics(ks):
+                difference = paired_difference([o[metric] for o, _ in pairs], [t[metric] for _, t in pairs])
+                by_group[group][metric] = {**asdict(difference), "verdict": difference.verdict}
+    return differences
 
 
 def _machine() -> dict[str, Any]:
@@ -554,7 +599,22 @@ def format_tables(results: dict[str, Any]) -> str:
         + _table(turn_header, turn_lines)
         + "\n\nSession level: evidence-session recall S@k\n"
         + _table(session_header, session_lines)
+        + "\n\nOurs minus each baseline: mean per question [95% interval, paired bootstrap over questions]\n"
+        + _differences_table(results)
     )
+
+
+def _differences_table(results: dict[str, Any]) -> str:
+    header = ["category", "metric", *[f"vs {SYSTEM_LABELS[b]}" for b in BASELINES]]
+    lines = []
+    for group in GROUPS:
+        for metric in _compared_metrics(results["ks"]):
+            cells = []
+            for baseline in BASELINES:
+                d = results["differences"][baseline].get(group, {}).get(metric)
+                cells.append(f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] {d['verdict']}" if d else "-")
+            lines.append([_group_label(group), metric, *cells])
+    return _table(header, lines)
 
 
 def _summary_line(results: dict[str, Any]) -> str:

@@ -1,8 +1,10 @@
-"""The retrieval benchmark's reading of LoCoMo evidence: entries as the released files write them."""
+"""The retrieval benchmark's reading of LoCoMo evidence, and how it compares two systems."""
 
 from __future__ import annotations
 
-from bench.metrics import RepairedEvidence, SkippedEvidence, clean_evidence, read_evidence
+import pytest
+
+from bench.metrics import RepairedEvidence, SkippedEvidence, clean_evidence, paired_difference, read_evidence
 
 CONVERSATION = {"D1:3", "D8:6", "D9:17", "D11:26", "D30:5", "D2:1"}
 
@@ -57,3 +59,43 @@ def test_ids_that_cannot_be_scored_are_skipped_with_their_reason():
         SkippedEvidence("conv-x", 7, "D4:4", "not in conversation"),
         SkippedEvidence("conv-x", 7, "D2:1", "not imported"),
     ]
+
+
+# --- Comparing two systems question by question ------------------------------------------
+
+# One metric per question for a baseline: questions of every difficulty, 0 to 1.
+BASELINE = [i / 39 for i in range(40)]
+
+
+def test_a_small_lead_on_every_question_is_ahead_because_the_questions_are_paired():
+    ours = [min(1.0, b + 0.05) for b in BASELINE]
+    difference = paired_difference(ours, BASELINE)
+    assert difference.mean == pytest.approx(sum(o - b for o, b in zip(ours, BASELINE, strict=True)) / 40)
+    assert 0 < difference.low <= difference.mean <= difference.high
+    # Each system's own scores spread over 0..1, twenty times the lead: compared as two
+    # independent means, the lead would be within noise; paired, it is on every question.
+    assert difference.verdict == "ahead"
+
+
+def test_systems_that_trade_wins_are_within_noise_and_a_clear_loss_is_behind():
+    ours = [b + (0.2 if i % 2 else -0.2) for i, b in enumerate(BASELINE)]
+    even = paired_difference(ours, BASELINE)
+    assert even.low < 0 < even.high
+    assert even.verdict == "within noise"
+    worse = paired_difference([b - 0.3 for b in BASELINE], BASELINE)
+    assert worse.high < 0
+    assert worse.verdict == "behind"
+
+
+def test_the_interval_is_reproducible_and_a_constant_difference_is_its_own_interval():
+    ours = [b + (0.3 if i % 3 == 0 else 0.0) for i, b in enumerate(BASELINE)]
+    assert paired_difference(ours, BASELINE) == paired_difference(ours, BASELINE)
+    tied = paired_difference(BASELINE, BASELINE)
+    assert (tied.mean, tied.low, tied.high, tied.verdict) == (0.0, 0.0, 0.0, "within noise")
+
+
+def test_unpaired_or_empty_samples_are_refused():
+    with pytest.raises(ValueError, match="differ in length"):
+        paired_difference([1.0, 0.0], [1.0])
+    with pytest.raises(ValueError, match="No questions"):
+        paired_difference([], [])

@@ -32,6 +32,15 @@ def test_retrieval_benchmark_runs_on_a_tiny_input():
         assert overall["turn_recall@10"] <= overall["turn_hit@10"]
     # Measured 0.70 on this input; the pipeline must stay well above chance.
     assert results["systems"]["ours"]["1-4"]["turn_hit@10"] >= 0.5
+    # Ours against each baseline on the targets' metrics, with the interval of the difference.
+    for baseline in ("bm25", "dense"):
+        for metric in ("turn_recall@10", "session_recall@5"):
+            difference = results["differences"][baseline]["1-4"][metric]
+            assert difference["n"] == results["systems"]["ours"]["1-4"]["n"]
+            assert difference["mean"] == pytest.approx(
+                results["systems"]["ours"]["1-4"][metric] - results["systems"][baseline]["1-4"][metric]
+            )
+            assert difference["low"] <= difference["mean"] <= difference["high"]
 
 
 @pytest.mark.slow
