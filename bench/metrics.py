@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from statistics import mean
 
 import numpy as np
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, permutation_test
 
 __all__ = [
     "CATEGORY_NAMES",
@@ -206,25 +206,30 @@ def group_means(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, di
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """Mean per-question difference of one metric between two systems, with a confidence interval.
+    """Mean per-question difference of one metric between two systems, with its uncertainty.
 
-    ``mean = mean(a_i - b_i)`` over the ``n`` questions both systems answered; ``low`` and
-    ``high`` bound it at ``confidence_level``. ``verdict`` reads the interval: ``"ahead"``
-    (``low > 0``), ``"behind"`` (``high < 0``) or ``"within noise"`` (it holds 0).
+    ``mean = mean(a_i - b_i)`` over the ``n`` paired questions; ``low`` and ``high`` bound it
+    at ``confidence_level`` (bootstrap); ``p_value`` is the two-sided probability of a mean
+    difference at least this far from 0 if the two systems were interchangeable (sign-flip
+    permutation test). ``verdict``: ``"ahead"`` when the interval lies above 0 and
+    ``p_value < 1 - confidence_level``, ``"behind"`` when it lies below 0 and the same holds,
+    else ``"within noise"``.
     """
 
     mean: float
     low: float
     high: float
+    p_value: float
     n: int
     confidence_level: float
 
     @property
     def verdict(self) -> str:
-        if self.low > 0:
-            return "ahead"
-        if self.high < 0:
-            return "behind"
+        if self.p_value < 1 - self.confidence_level:
+            if self.low > 0:
+                return "ahead"
+            if self.high < 0:
+                return "behind"
         return "within noise"
 
 
@@ -238,30 +243,57 @@ def paired_difference(
 ) -> PairedDifference:
     """How far system ``a`` is ahead of system ``b`` on one metric, question by question.
 
-    A paired bootstrap over questions: the per-question differences ``a_i - b_i`` are
-    resampled with replacement ``n_resamples`` times and the interval of their mean is the
-    bias-corrected and accelerated (BCa) one (Efron & Tibshirani, "An Introduction to the
-    Bootstrap", 1993, ch. 14; ``scipy.stats.bootstrap``). Pairing matters: the same question
-    is hard for every system, so the differences vary far less than either system's scores.
-    ``seed`` makes the interval reproducible. When every difference is the same, to 1e-12
-    (e.g. both systems score every question alike), there is nothing to resample (and BCa is
-    undefined): the interval is that value.
+    Both procedures work on the per-question differences ``a_i - b_i``; pairing matters
+    because a question hard for one system tends to be hard for the other, so the paired
+    interval is narrower than one comparing two independent means (a quarter narrower for
+    turn recall@10 against BM25 on the development file).
+
+    - The interval: the differences are resampled with replacement ``n_resamples`` times and
+      the bias-corrected and accelerated (BCa) interval of their mean is taken (Efron &
+      Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 14; ``scipy.stats.bootstrap``).
+      When every difference is the same, to 1e-12 (e.g. both systems score every question
+      alike), there is nothing to resample (and BCa is undefined): the interval is that value.
+    - The p-value: a sign-flip permutation test of the mean difference (Fisher's randomisation
+      test for paired data; ``scipy.stats.permutation_test`` with one sample), exact when
+      ``2**n <= n_resamples``. The bootstrap interval rests on the sample standing for the
+      population, which a few questions, most of them tied, do poorly (19 open-domain
+      questions on the development file, 4 of them not tied: BCa's interval excludes 0 where
+      the test gives p = 0.12); the test makes no large-sample assumption, so ``verdict``
+      asks for both.
 
     Args:
         a, b: one metric's value per question, in the same question order (e.g. each
             question's ``turn_recall@10`` for our pipeline and for BM25).
+        confidence_level: of the interval, and ``1 - confidence_level`` is the test's level.
+        n_resamples: bootstrap resamples, and the most sign flips the test draws.
+        seed: of both procedures' random draws, so that the figures are reproducible.
+
+    Returns:
+        A ``PairedDifference`` (``n = len(a)``).
 
     Raises:
-        ValueError: ``a`` and ``b`` differ in length, or are empty.
+        ValueError: ``a`` and ``b`` differ in length, are empty, or hold a value that is not
+            finite.
     """
     if len(a) != len(b):
         raise ValueError(f"Paired samples differ in length: {len(a)} and {len(b)} questions.")
     if not a:
         raise ValueError("No questions to compare.")
     differences = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if not np.isfinite(differences).all():
+        raise ValueError("A metric value is not a finite number.")
     centre = float(differences.mean())
+    p_value = float(
+        permutation_test(
+            (differences,),
+            np.mean,
+            permutation_type="samples",
+            n_resamples=n_resamples,
+            rng=np.random.default_rng(seed),
+        ).pvalue
+    )
     if np.allclose(differences, centre, rtol=0, atol=1e-12):
-        return PairedDifference(centre, centre, centre, len(differences), confidence_level)
+        return PairedDifference(centre, centre, centre, p_value, len(differences), confidence_level)
     interval = bootstrap(
         (differences,),
         np.mean,
@@ -270,4 +302,6 @@ def paired_difference(
         method="BCa",
         rng=np.random.default_rng(seed),
     ).confidence_interval
-    return PairedDifference(centre, float(interval.low), float(interval.high), len(differences), confidence_level)
+    return PairedDifference(
+        centre, float(interval.low), float(interval.high), p_value, len(differences), confidence_level
+    )

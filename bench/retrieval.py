@@ -48,10 +48,11 @@ list of turn ids cut at ``max(k)``), averaged over questions:
   parameter-free fusion of what stages 2 and 1 point at.
 
 Ours is compared with each baseline on the targets' metrics (turn recall@10, session
-recall@5) per report group: the mean per-question difference and its 95% interval by a
-paired bootstrap over questions (``bench.metrics.paired_difference``), read as "ahead",
-"behind" or "within noise" (the interval holds 0). A category of 19 questions moves by 0.05
-for one question's evidence session; the interval says whether a gap is more than that.
+recall@5) per report group (``bench.metrics.paired_difference``): the mean per-question
+difference, its 95% interval by a paired bootstrap over questions, the p-value of a
+sign-flip permutation test, and a verdict, "ahead" or "behind" when both rule out 0, else
+"within noise". They say whether a gap can be told from 0 given how much the questions
+vary; they treat the questions as independent, though they come from a few conversations.
 
 Evidence entries not written as one clean id (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``)
 are read as the ids they hold (``bench.metrics.read_evidence``) and counted; ids that are
@@ -503,19 +504,23 @@ def _differences(
 ) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
     """Ours minus each baseline per report group and compared metric: ``{baseline: {group: {metric: ...}}}``.
 
-    Each entry holds the mean per-question difference, its 95% interval (paired bootstrap,
-    ``paired_difference``), ``n`` and the interval's ``verdict``. ``rows`` are the systems'
-    ``(category, metrics)`` per question, in the same question order for every system.
+    Each entry holds ``paired_difference``'s fields (the mean per-question difference, its 95%
+    interval, the permutation test's p-value, ``n``) and its ``verdict``. ``rows`` are the
+    systems' ``(category, metrics)`` per question, in the same question order for every system.
+
+    Raises:
+        RuntimeError: two systems' rows are not in the same question order (their categories differ).
     """
     differences: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for baseline in BASELINES:
         by_group = differences.setdefault(baseline, {})
         for group in GROUPS:
-            pairs = [
-                (ours, theirs)
-                for (category, ours), (_, theirs) in zip(rows["ours"], rows[baseline], strict=True)
-                if str(category) == group or (group == "1-4" and 1 <= category <= 4)
-            ]
+            pairs = []
+            for (category, ours), (their_category, theirs) in zip(rows["ours"], rows[baseline], strict=True):
+                if category != their_category:
+                    raise RuntimeError(f"The {baseline} rows are not in the same question order as ours.")
+                if str(category) == group or (group == "1-4" and 1 <= category <= 4):
+                    pairs.append((ours, theirs))
             if not pairs:
                 continue
             by_group[group] = {}
@@ -599,9 +604,14 @@ def format_tables(results: dict[str, Any]) -> str:
         + _table(turn_header, turn_lines)
         + "\n\nSession level: evidence-session recall S@k\n"
         + _table(session_header, session_lines)
-        + "\n\nOurs minus each baseline: mean per question [95% interval, paired bootstrap over questions]\n"
+        + "\n\nOurs minus each baseline: mean per question [95% interval, paired bootstrap over questions], "
+        + "sign-flip permutation test p-value\n"
         + _differences_table(results)
     )
+
+
+def _p_value(p: float) -> str:
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
 def _differences_table(results: dict[str, Any]) -> str:
@@ -612,7 +622,11 @@ def _differences_table(results: dict[str, Any]) -> str:
             cells = []
             for baseline in BASELINES:
                 d = results["differences"][baseline].get(group, {}).get(metric)
-                cells.append(f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] {d['verdict']}" if d else "-")
+                cells.append(
+                    f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] {_p_value(d['p_value'])} {d['verdict']}"
+                    if d
+                    else "-"
+                )
             lines.append([_group_label(group), metric, *cells])
     return _table(header, lines)
 

@@ -82,16 +82,28 @@ def test_systems_that_trade_wins_are_within_noise_and_a_clear_loss_is_behind():
     even = paired_difference(ours, BASELINE)
     assert even.low < 0 < even.high
     assert even.verdict == "within noise"
-    worse = paired_difference([b - 0.3 for b in BASELINE], BASELINE)
-    assert worse.high < 0
+    worse = paired_difference([b - (0.2 if i % 2 else 0.4) for i, b in enumerate(BASELINE)], BASELINE)
+    assert worse.low < worse.mean < worse.high < 0
     assert worse.verdict == "behind"
+
+
+def test_a_few_wins_are_not_enough_to_be_ahead():
+    # Five wins out of five: the sign-flip test's exact p-value is 2 / 2**5 = 0.0625, whatever
+    # the bootstrap interval says; eight out of eight give 2 / 2**8.
+    five = paired_difference([1.0, 0.8, 1.0, 0.6, 1.0], [0.0, 0.2, 0.5, 0.0, 0.0])
+    assert five.low > 0
+    assert five.p_value == pytest.approx(0.0625)
+    assert five.verdict == "within noise"
+    eight = paired_difference([1.0, 0.8, 1.0, 0.6, 1.0, 1.0, 0.5, 1.0], [0.0, 0.2, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    assert eight.p_value == pytest.approx(2 / 2**8)
+    assert eight.verdict == "ahead"
 
 
 def test_the_interval_is_reproducible_and_a_constant_difference_is_its_own_interval():
     ours = [b + (0.3 if i % 3 == 0 else 0.0) for i, b in enumerate(BASELINE)]
     assert paired_difference(ours, BASELINE) == paired_difference(ours, BASELINE)
     tied = paired_difference(BASELINE, BASELINE)
-    assert (tied.mean, tied.low, tied.high, tied.verdict) == (0.0, 0.0, 0.0, "within noise")
+    assert (tied.mean, tied.low, tied.high, tied.p_value, tied.verdict) == (0.0, 0.0, 0.0, 1.0, "within noise")
 
 
 def test_unpaired_or_empty_samples_are_refused():
@@ -99,3 +111,5 @@ def test_unpaired_or_empty_samples_are_refused():
         paired_difference([1.0, 0.0], [1.0])
     with pytest.raises(ValueError, match="No questions"):
         paired_difference([], [])
+    with pytest.raises(ValueError, match="not a finite number"):
+        paired_difference([1.0, float("nan")], [0.0, 0.0])

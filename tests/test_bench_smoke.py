@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.retrieval import SMOKE, run
+from bench.retrieval import SMOKE, format_tables, run
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 
@@ -41,6 +41,10 @@ def test_retrieval_benchmark_runs_on_a_tiny_input():
                 results["systems"]["ours"]["1-4"][metric] - results["systems"][baseline]["1-4"][metric]
             )
             assert difference["low"] <= difference["mean"] <= difference["high"]
+            assert 0 < difference["p_value"] <= 1
+    # The printed comparison has a row per report group and compared metric.
+    table = format_tables(results).split("Ours minus each baseline")[1]
+    assert sum(line.startswith("1-4 all") for line in table.splitlines()) == 2
 
 
 @pytest.mark.slow
