@@ -28,6 +28,10 @@ class Command(BaseCommand):
         server.prepare()  # binds the port now: a port in use fails before anything starts
         worker = None
         try:
+            # SIGTERM (what process managers send) stops the server as Ctrl-C does: the worker
+            # is stopped first, then cheroot waits for the requests under way to end. Set
+            # before the worker starts, so that a SIGTERM right after cannot leave it orphaned.
+            signal.signal(signal.SIGTERM, _exit)
             if not no_worker:
                 worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"])
             # Load the embedding model now rather than on the first search.
@@ -40,9 +44,6 @@ class Command(BaseCommand):
                     "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
                 )
             )
-            # SIGTERM (what process managers send) stops the server as Ctrl-C does: the worker
-            # is stopped first, then cheroot waits for the requests under way to end.
-            signal.signal(signal.SIGTERM, _exit)
             server.serve()
         except (KeyboardInterrupt, SystemExit):
             pass
