@@ -1,8 +1,11 @@
 #!/usr/bin/env python
-"""Django's command-line utility."""
+"""Django's command-line utility; starts the embedded PostgreSQL first for commands that use a database."""
 
 import os
 import sys
+
+# Commands that never open a database connection.
+_NO_DATABASE = {"help", "version", "makemigrations", "diffsettings", "startapp", "startproject", "makemessages"}
 
 
 def main() -> None:
@@ -11,6 +14,11 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from django.core.management import execute_from_command_line
 
+    command = sys.argv[1] if len(sys.argv) > 1 else "help"
+    if command not in _NO_DATABASE and not command.startswith("-"):
+        from memoryproject.embedded_db import ensure_embedded_database
+
+        ensure_embedded_database()
     execute_from_command_line(sys.argv)
 
 

@@ -25,27 +25,27 @@ How:
    sync mode, so embedding and the summary of the previous session run when each session's
    transaction commits. The last session of each user is then summarised with
    ``summary_create`` (production does that through the idle sweep).
-3. Each question is answered by retrieval only, scoped to its own user, with no answer
-   stage: the query is embedded once; stage 2 (``retrieve_messages``: hybrid vector +
-   full-text over raw messages) gives the ranked turns, stage 1 (``retrieve_memory``:
-   summaries, knowledge, diaries) the ranked session summaries.
+3. Each question goes through the GraphQL ``search`` in-process (Django's test client, an
+   all-users API key) with the default arguments a frontend gets: only ``userId`` and
+   ``query``. So the hits are what the service returns by default (``SEARCH_DEFAULT_TOP_K``,
+   messages, summaries, knowledge and diaries ranked together) and the answer stage runs.
 4. Baselines on the same data and the same query vector (``bench.baselines``): BM25 over
    the user's turns, and exact cosine over the turn vectors the service stored.
 
-Metrics (``bench.metrics``; every system goes through the same function, from one ranked
-list of turn ids cut at ``max(k)``), averaged over questions:
+Metrics (``bench.metrics``), averaged over questions:
 
-- ``turn_recall@k``: share of the question's evidence turns among the top ``k`` turns
-  (evidence recall, the retrieval measure of the LoCoMo paper's RAG experiments);
-- ``turn_hit@k``: 1 if any evidence turn is in the top ``k``;
+- ``turn_recall@k``: share of the question's evidence turns among the first ``k`` results'
+  message hits (a summary in the results takes a place, and counts no turn);
+- ``turn_hit@k``: 1 if any evidence turn is among them;
 - ``mrr@K``: mean reciprocal rank of the first evidence turn within the top ``K = max(k)``,
   0 when none is there (Voorhees, "The TREC-8 Question Answering Track Report", 1999);
-- ``session_recall@k``: share of the evidence sessions among the first ``k`` sessions of the
-  session ranking made from the turn ranking (each turn's session in rank order, duplicates
-  dropped). For our pipeline also ``summary_session_recall@k`` (the session ranking of
-  stage 1's summary hits alone) and ``merged_session_recall@k``: the message-derived and the
-  summary rankings interleaved round robin (message first), duplicates dropped, a
-  parameter-free fusion of what stages 2 and 1 point at.
+- ``session_recall@k``: share of the evidence sessions among the first ``k`` sessions the
+  results point at (a message's session or a summary's, duplicates dropped); for the
+  baselines, the sessions of their ranked turns;
+- ours only: ``session_hit@K`` (any evidence session among the results), ``evidence_shown_any``
+  / ``_all`` (any / every evidence turn among the turns the results show, neighbouring turns
+  included), ``retrieved_tokens`` (the results' text blocks, by ``memories.search.prompt``'s
+  tokenizer; the median is reported) and ``answer_found`` (the answer passed the relevance gate).
 
 Ours is compared with each baseline on the targets' metrics (turn recall@10, session
 recall@5) per report group (``bench.metrics.paired_difference``): the mean per-question
@@ -89,13 +89,11 @@ from bench.metrics import (
     SkippedEvidence,
     clean_evidence,
     group_means,
-    interleave,
     paired_difference,
     ranking_metrics,
     session_key,
     session_of,
     session_recall,
-    sessions_of,
 )
 
 if TYPE_CHECKING:
@@ -114,12 +112,10 @@ BASELINES = ("bm25", "dense")
 # The metrics the targets name (turn recall@10, session recall@5): ours is compared with each
 # baseline on them, with a confidence interval (``bench.metrics.paired_difference``).
 COMPARED_AT = {"turn_recall": 10, "session_recall": 5}
-SYSTEM_LABELS = {"ours": "ours (stage 2)", "bm25": "BM25 turns", "dense": "dense turns"}
+SYSTEM_LABELS = {"ours": "ours (default search)", "bm25": "BM25 turns", "dense": "dense turns"}
 # Session rankings shown in the session table: (system, metric prefix, label).
 SESSION_ROWS = (
-    ("ours", "session_recall", "ours (stage 2)"),
-    ("ours", "summary_session_recall", "ours stage 1 (summaries)"),
-    ("ours", "merged_session_recall", "ours merged 2+1"),
+    ("ours", "session_recall", "ours (default search)"),
     ("bm25", "session_recall", "BM25 turns"),
     ("dense", "session_recall", "dense turns"),
 )
@@ -130,7 +126,8 @@ def setup_django() -> None:
     """Configure and start Django for the benchmark (no-op when it is already set up).
 
     django-q2 is put in sync mode (``Q_SYNC=1``) before the settings are read, so queued
-    tasks run in-process when the transaction that queued them commits.
+    tasks run in-process when the transaction that queued them commits. The embedded
+    PostgreSQL is started when the settings use it.
     """
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
     os.environ["Q_SYNC"] = "1"
@@ -141,6 +138,9 @@ def setup_django() -> None:
 
     if not apps.ready:
         django.setup()
+    from memoryproject.embedded_db import ensure_embedded_database
+
+    ensure_embedded_database()
 
 
 def run(
@@ -347,10 +347,12 @@ def _benchmark(
 ) -> dict[str, Any]:
     from django.conf import settings
     from django.db import connection
+    from django.test import Client
 
     from memories.importers import locomo_sessions
     from memories.llm import get_embedder
-    from memories.search import SearchedUsers, candidate_pool, retrieve_memory, retrieve_messages
+    from memories.search.prompt import count_tokens
+    from memories.services.api_keys import api_key_create
 
     sessions = [
         s
@@ -360,26 +362,15 @@ def _benchmark(
     stats = _import(sessions, progress)
     _check_import(list(conversations))
     users = {sample_id: _index_user(sample_id) for sample_id in conversations}
+    _, api_key = api_key_create(name="retrieval benchmark", user_external_ids=[], all_users=True)
+    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
 
-    # retrieve_messages fuses the best max(50, 5 * top_k) candidates of each ranking, so its
-    # top_k list depends on top_k through that pool. For every k <= 10 the pool is 50: the
-    # ranking is the same, and the top-k list is a prefix of the top-10 list. Retrieval
-    # therefore runs once at max(ks) and is cut for smaller k; beyond 10 that is an
-    # approximation of running at each k, flagged in the results.
     top = max(ks)
-    prefix_consistent = candidate_pool(min(ks)) == candidate_pool(top)
-    if not prefix_consistent:
-        print(
-            f"note: at top_k={top} retrieve_messages fuses a wider candidate pool than at k={ks[0]}; "
-            f"smaller k are cut from the top-{top} list (an approximation).",
-            file=sys.stderr,
-        )
-
     questions = [
         (sample_id, index, qa) for sample_id, sample in conversations.items() for index, qa in enumerate(sample["qa"])
     ]
     embedder = get_embedder()
-    timings: dict[str, list[float]] = {"embed": [], "stage2": [], "stage1": [], "bm25": [], "dense": []}
+    timings: dict[str, list[float]] = {"search": [], "embed": [], "bm25": [], "dense": []}
     rows: dict[str, list[tuple[int, dict[str, float]]]] = {system: [] for system in SYSTEMS}
     skipped: list[SkippedEvidence] = []
     repaired: list[RepairedEvidence] = []
@@ -403,27 +394,35 @@ def _benchmark(
             skipped_questions.append({"sample_id": sample_id, "question_index": index, "category": category})
             continue
         question = str(qa["question"])
-        searched = SearchedUsers(external_ids=(user.external_id,))  # as search_memories scopes them
+        with _timed(timings["search"]):
+            result = _graphql_search(client, user_id=user.external_id, query=question)
         with _timed(timings["embed"]):
             vector = embedder.embed([question]).vectors[0]
-        with _timed(timings["stage2"]):
-            message_hits = retrieve_messages(users=searched, query=question, vector=vector, top_k=top)
-        with _timed(timings["stage1"]):
-            memory_hits = retrieve_memory(users=searched, vector=vector, top_k=top)
         with _timed(timings["bm25"]):
             bm25_turns = user.bm25.rank(question, top)
         with _timed(timings["dense"]):
             dense_turns = user.dense.rank(vector, top)
 
-        ours_turns = [user.turn_id_by_message[hit.id] for hit in message_hits]
-        summary_sessions = [
-            session_key(hit.session_id) for hit in memory_hits if hit.kind == "summary" and hit.session_id
-        ]
+        hits = result["hits"][:top]
+        ours_turns = [user.turn_id_by_message[int(h["id"])] for h in hits if h["kind"] == "MESSAGE"]
+        shown_turns = {user.turn_id_by_message[int(t["id"])] for h in hits for t in h["turns"]}
+        hit_sessions = list(
+            dict.fromkeys(
+                session_of(user.turn_id_by_message[int(h["id"])])
+                if h["kind"] == "MESSAGE"
+                else session_key(h["sessionId"])
+                for h in hits
+                if h["kind"] == "MESSAGE" or h["sessionId"]
+            )
+        )
         evidence_sessions = {session_of(e) for e in evidence}
         ours = ranking_metrics(ours_turns, evidence, ks)
-        ours.update(session_recall(summary_sessions, evidence_sessions, ks, name="summary_session_recall"))
-        merged = interleave(sessions_of(ours_turns), summary_sessions)
-        ours.update(session_recall(merged, evidence_sessions, ks, name="merged_session_recall"))
+        ours.update(session_recall(hit_sessions, evidence_sessions, ks, name="session_recall"))
+        ours[f"session_hit@{top}"] = float(bool(evidence_sessions & set(hit_sessions[:top])))
+        ours["evidence_shown_any"] = float(bool(set(evidence) & shown_turns))
+        ours["evidence_shown_all"] = float(set(evidence) <= shown_turns)
+        ours["retrieved_tokens"] = float(sum(count_tokens([h["text"] for h in hits])))
+        ours["answer_found"] = float(bool(result["found"]))
         rows["ours"].append((category, ours))
         rows["bm25"].append((category, ranking_metrics(bm25_turns, evidence, ks)))
         rows["dense"].append((category, ranking_metrics(dense_turns, evidence, ks)))
@@ -434,8 +433,10 @@ def _benchmark(
                 "category": category,
                 "question": question,
                 "evidence": sorted(evidence),
+                "answer": result["answer"],
                 "ranked_turns": {"ours": ours_turns, "bm25": bm25_turns, "dense": dense_turns},
-                "ranked_summary_sessions": summary_sessions,
+                "ranked_sessions": hit_sessions,
+                "hit_kinds": [h["kind"] for h in hits],
             }
         )
 
@@ -458,7 +459,8 @@ def _benchmark(
             "chat_backend": settings.CHAT_BACKEND,
             "hnsw_ef_search": settings.HNSW_EF_SEARCH,
             "summary_max_sentences": settings.SUMMARY_MAX_SENTENCES,
-            "candidate_pool": candidate_pool(top),
+            "search_default_top_k": settings.SEARCH_DEFAULT_TOP_K,
+            "search_min_similarity": settings.SEARCH_MIN_SIMILARITY,
         },
         "data": {
             "path": str(path.resolve()),
@@ -467,7 +469,6 @@ def _benchmark(
             "import": asdict(stats),
         },
         "ks": list(ks),
-        "prefix_consistent": prefix_consistent,
         "categories": {str(n): name for n, name in CATEGORY_NAMES.items()},
         "questions": {
             "total": len(questions),
@@ -488,9 +489,44 @@ def _benchmark(
             },
         },
         "systems": {system: group_means(rows[system]) for system in SYSTEMS},
+        "retrieved_tokens_median": _median_by_group(rows["ours"], "retrieved_tokens"),
         "differences": _differences(rows, ks),
         "per_question": per_question,
     }
+
+
+_SEARCH = """
+query Search($input: SearchInput!) {
+  search(input: $input) {
+    __typename
+    ... on SearchResult { answer found hits { kind id sessionId text turns { id } } }
+    ... on OperationInfo { messages { field message } }
+  }
+}
+"""
+
+
+def _graphql_search(client: Any, *, user_id: str, query: str) -> dict[str, Any]:
+    """``search`` over GraphQL with the default arguments a frontend gets (only userId and query)."""
+    response = client.post(
+        "/graphql/",
+        data=json.dumps({"query": _SEARCH, "variables": {"input": {"userId": user_id, "query": query}}}),
+        content_type="application/json",
+    )
+    body = response.json()
+    result = (body.get("data") or {}).get("search")
+    if response.status_code != 200 or not result or result["__typename"] != "SearchResult":
+        raise RuntimeError(f"search failed: HTTP {response.status_code} {body}")
+    return result
+
+
+def _median_by_group(rows: list[tuple[int, dict[str, float]]], metric: str) -> dict[str, float]:
+    groups: dict[str, list[float]] = {}
+    for category, metrics in rows:
+        groups.setdefault(str(category), []).append(metrics[metric])
+        if 1 <= category <= 4:
+            groups.setdefault("1-4", []).append(metrics[metric])
+    return {group: statistics.median(values) for group, values in groups.items()}
 
 
 def _compared_metrics(ks: Sequence[int]) -> list[str]:
@@ -604,10 +640,30 @@ def format_tables(results: dict[str, Any]) -> str:
         + _table(turn_header, turn_lines)
         + "\n\nSession level: evidence-session recall S@k\n"
         + _table(session_header, session_lines)
+        + "\n\nOurs, what the default search returns\n"
+        + _returned_table(results)
         + "\n\nOurs minus each baseline: mean per question [95% interval, paired bootstrap over questions], "
         + "sign-flip permutation test p-value\n"
         + _differences_table(results)
     )
+
+
+def _returned_table(results: dict[str, Any]) -> str:
+    top = max(results["ks"])
+    header = ["category", "n", f"session hit@{top}", "evidence shown (any)", "(all)", "answer found", "median tokens"]
+    lines = []
+    for group in GROUPS:
+        m = results["systems"]["ours"][group]
+        tokens = results["retrieved_tokens_median"].get(group)
+        lines.append(
+            [
+                _group_label(group),
+                str(m["n"]),
+                *_cells(m, [f"session_hit@{top}", "evidence_shown_any", "evidence_shown_all", "answer_found"]),
+                f"{tokens:.0f}" if tokens is not None else "-",
+            ]
+        )
+    return _table(header, lines)
 
 
 def _p_value(p: float) -> str:

@@ -62,20 +62,19 @@ def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warni
 
 @register("memories")
 def check_pool_size(app_configs: object = None, **kwargs: object) -> list[Warning]:
-    """Warn when the web process's connection pool has fewer connections than threads that use them.
+    """Warn when a web process's connection pool has fewer connections than request threads.
 
-    Each request thread (``WEB_THREADS``) and each stage thread (``SEARCH_STAGE_THREADS``)
-    holds one at a time, and a request thread holds its own while it waits for a stage
-    thread's: with fewer, a search can wait for the pool's timeout (30 s) and fail.
+    Each request thread (``WEB_THREADS``) holds one connection at a time: with fewer, a request
+    can wait for the pool's timeout (30 s) and fail.
     """
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
-    needed = settings.WEB_THREADS + settings.SEARCH_STAGE_THREADS
+    needed = settings.WEB_THREADS
     if not isinstance(pool, dict) or pool.get("max_size", needed) >= needed:
         return []
     return [
         Warning(
-            f"DATABASE_POOL_MAX_SIZE is {pool['max_size']}, fewer than WEB_THREADS + SEARCH_STAGE_THREADS ({needed}).",
-            hint="Leave DATABASE_POOL_MAX_SIZE empty (it then has room for both), or lower the thread counts.",
+            f"DATABASE_POOL_MAX_SIZE is {pool['max_size']}, fewer than WEB_THREADS ({needed}).",
+            hint="Leave DATABASE_POOL_MAX_SIZE empty (it is then WEB_THREADS), or lower WEB_THREADS.",
             id="memories.W003",
         )
     ]

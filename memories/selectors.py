@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
+from django.core.exceptions import ValidationError
 from django.db.models import Exists, F, OuterRef, QuerySet
+from django.utils import timezone
 
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
 
@@ -18,8 +20,10 @@ def message_list(
     channel: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
+    within_seconds: int | None = None,
+    newest_first: bool = False,
 ) -> QuerySet[Message]:
-    """A user's messages, ascending by conversation time, optionally narrowed.
+    """A user's messages by conversation time (oldest first unless ``newest_first``), optionally narrowed.
 
     Args:
         user_external_id: the chatbot's user id (required: history is always per user).
@@ -27,6 +31,10 @@ def message_list(
         channel: only messages of this channel.
         since: only messages said at or after this time (inclusive).
         until: only messages said before this time (exclusive).
+        within_seconds: only messages said in the last this many seconds.
+
+    Raises:
+        ValidationError: a negative ``within_seconds``.
     """
     queryset = Message.objects.filter(user__external_id=user_external_id).select_related("session")
     if session_external_id is not None:
@@ -37,7 +45,9 @@ def message_list(
         queryset = queryset.filter(created_at__gte=since)
     if until is not None:
         queryset = queryset.filter(created_at__lt=until)
-    return queryset.order_by("created_at", "id")
+    if within_seconds is not None:
+        queryset = queryset.filter(created_at__gte=_seconds_ago(within_seconds))
+    return queryset.order_by("-created_at", "-id") if newest_first else queryset.order_by("created_at", "id")
 
 
 def summary_list(*, user_external_id: str, session_external_id: str | None = None) -> QuerySet[Summary]:
@@ -48,19 +58,36 @@ def summary_list(*, user_external_id: str, session_external_id: str | None = Non
     return queryset.order_by("covers_from", "id")
 
 
-def session_list(*, user_external_id: str) -> QuerySet[Session]:
-    """A user's sessions, oldest first, annotated with ``has_summary`` and ``summary_is_current``."""
+def session_list(
+    *, user_external_id: str, within_seconds: int | None = None, newest_first: bool = False
+) -> QuerySet[Session]:
+    """A user's sessions by first message (oldest first unless ``newest_first``), annotated with
+    ``has_summary`` and ``summary_is_current``; ``within_seconds``: only those with a message that recent.
+
+    Raises:
+        ValidationError: a negative ``within_seconds``.
+    """
     summaries = Summary.objects.filter(session=OuterRef("pk"))
     newer = Message.objects.filter(session=OuterRef("session"), id__gt=OuterRef("last_message_id"))
-    return (
+    queryset = (
         Session.objects.filter(user__external_id=user_external_id)
         .select_related("user")
         .annotate(
             has_summary=Exists(summaries),
             summary_is_current=Exists(summaries.filter(last_message__isnull=False).exclude(Exists(newer))),
         )
-        .order_by(F("first_message_at").asc(nulls_last=True), "id")
     )
+    if within_seconds is not None:
+        queryset = queryset.filter(last_message_at__gte=_seconds_ago(within_seconds))
+    if newest_first:
+        return queryset.order_by(F("first_message_at").desc(nulls_last=True), "-id")
+    return queryset.order_by(F("first_message_at").asc(nulls_last=True), "id")
+
+
+def _seconds_ago(seconds: int) -> datetime:
+    if seconds < 0:
+        raise ValidationError({"withinSeconds": ["withinSeconds must not be negative."]})
+    return timezone.now() - timedelta(seconds=min(seconds, 10**10))
 
 
 def knowledge_list(

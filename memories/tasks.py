@@ -1,7 +1,9 @@
 """django-q2 entry points. Thin: they take ids and call services.
 
 A task that raises is retried by django-q2 up to ``Q_CLUSTER["max_attempts"]`` times; the
-messages are already stored by then, and the sweep picks up whatever is still missing.
+messages are already stored by then, and the sweep picks up whatever is still missing: stale
+summaries, rows without a vector, and failed fact extractions (``EXTRACTION_SWEEP_ROUNDS`` more
+times, after which the failed task stays listed in the admin's "Failed tasks").
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from memories.services.embeddings import (
     embeddings_pending,
     messages_embed_claimed,
 )
-from memories.services.jobs import job_record_success
+from memories.services.jobs import job_record_success, jobs_requeue_failed
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
 __all__ = ["embed_rows", "extract_knowledge", "record_success_after_failure", "summarize_session", "sweep"]
 
 _SWEEP_EMBED_LIMIT = 5000
+# A session's failed fact extraction is queued again by at most this many sweeps.
+EXTRACTION_SWEEP_ROUNDS = 3
 
 
 def embed_rows(kind: str, ids: list[int]) -> int:
@@ -47,16 +51,26 @@ def summarize_session(session_id: int, force: bool = False) -> int | None:
     return summary.pk if summary else None
 
 
-def extract_knowledge(session_id: int) -> int:
-    """Raise facts from a just-summarised session into knowledge (candidates). Returns how many."""
+def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
+    """Raise facts from a just-summarised session into knowledge (candidates). Returns how many.
+
+    ``sweep_round``: how many sweeps have queued this again after it failed (0: first queued
+    by the summary); kept in the task so the sweep knows when to stop.
+    """
     return len(knowledge_extract(session_id=session_id))
 
 
 def sweep() -> dict[str, int]:
-    """Periodic: queue summaries of idle, stale sessions and embeddings a failed task left out."""
+    """Periodic: queue summaries of idle, stale sessions, embeddings a failed task left out, and
+    fact extractions that failed (at most ``EXTRACTION_SWEEP_ROUNDS`` times each)."""
     queued = {"summaries": len(summaries_enqueue_stale())}
     # Rows younger than a task's retry time may still have their own task queued.
     settled = timezone.now() - timedelta(seconds=settings.Q_CLUSTER["retry"])
+    queued["extractions"] = len(
+        jobs_requeue_failed(
+            func="memories.tasks.extract_knowledge", stopped_before=settled, max_rounds=EXTRACTION_SWEEP_ROUNDS
+        )
+    )
     for kind, model in EMBEDDED_MODELS.items():
         changed = "received_at" if model is Message else "updated_at"
         pending = embeddings_pending(kind=kind).filter(**{f"{changed}__lt": settled})

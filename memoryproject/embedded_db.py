@@ -1,23 +1,44 @@
 """The embedded PostgreSQL + pgvector used when no ``DATABASE_URL`` is set.
 
-The PyPI package ``pgserver`` ships PostgreSQL 16 with pgvector 0.6 and keeps the cluster
-in a data directory of ours (``var/postgres/`` by default). Starting is idempotent and
-shared between processes: ``pgserver`` keeps a list of the processes using a cluster on
-disk and stops the server when the last of them exits, so the web server, the worker and
-a management command run side by side on one server. When run as root it runs the server
-as its own system user.
+The PyPI package ``pgserver`` ships PostgreSQL 16 with pgvector and keeps the cluster in a
+data directory of ours (``EMBEDDED_DB_DIR``, ``var/postgres/`` by default). Settings only
+name the server's Unix socket (in that directory); ``ensure_embedded_database`` starts it, and
+is called by what needs it: ``manage.py`` (commands that use the database), gunicorn's
+``on_starting`` hook and the pytest session.
+
+The handle: ``pgserver`` lists the processes using a cluster in ``<data dir>/.handle_pids.json``
+(PostgreSQL's own ``postmaster.pid`` names the server), and the last of them to exit stops the
+server. A process killed outright stays listed, which would keep the server up for good: dead
+processes are dropped from the list when a process joins and when one leaves, so the next run
+after a crash stops the server when it ends. When run as root, ``pgserver`` runs the server as
+its own system user.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
 import os
+import threading
 import warnings
 from pathlib import Path
 
-__all__ = ["default_shared_buffers_mb", "embedded_database_url"]
+import psutil
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+__all__ = ["default_shared_buffers_mb", "embedded_database_settings", "ensure_embedded_database"]
 
 logger = logging.getLogger(__name__)
+
+# What a Unix socket path may hold on Linux (sun_path), with its final NUL byte.
+_MAX_SOCKET_PATH = 107
+_SOCKET_NAME = ".s.PGSQL.5432"
+_HANDLES = ".handle_pids.json"
+
+_lock = threading.Lock()
+_url: str | None = None
 
 
 def default_shared_buffers_mb() -> int:
@@ -31,42 +52,100 @@ def default_shared_buffers_mb() -> int:
     return max(128, total // 4 // 2**20)
 
 
-def embedded_database_url(*, data_dir: Path, shared_buffers_mb: int | None = None) -> str:
-    """Start (or join) the embedded server and return a libpq URL to its ``postgres`` database.
+def embedded_database_settings(*, data_dir: Path) -> dict[str, str]:
+    """Django's ``DATABASES`` entry for the embedded server in ``data_dir``; starts nothing.
 
-    Args:
-        data_dir: the cluster's data directory; created and initialised on first use.
-        shared_buffers_mb: PostgreSQL's buffer cache, in MiB. The setting needs a server
-            restart: when the running server has another value it is written to the
-            cluster's configuration (``ALTER SYSTEM``) and takes effect at the next start
-            (the server stops when the last process using it exits). ``None`` keeps it.
+    The server listens only on its Unix socket, which ``pgserver`` puts in the data directory.
+    """
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": "postgres",
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": str(data_dir.resolve()),
+        "PORT": "",
+    }
+
+
+def ensure_embedded_database() -> str | None:
+    """Start (or join) the embedded server when the settings use it; idempotent, per process.
+
+    Reads ``EMBEDDED_DB`` (false when ``DATABASE_URL`` is set), ``EMBEDDED_DB_DIR`` and
+    ``EMBEDDED_DB_SHARED_BUFFERS_MB``. The server keeps running while any process that called
+    this is alive, and stops when the last one exits.
 
     Returns:
-        A ``postgresql://`` URL that connects through the server's Unix socket.
+        A ``postgresql://`` URL to the server's ``postgres`` database (through its Unix
+        socket), or ``None`` when the settings use another server.
 
     Raises:
-        RuntimeError: when the ``pgserver`` package is missing or the server fails to start.
+        ImproperlyConfigured: ``EMBEDDED_DB_DIR`` is too long a path for a Unix socket, or the
+            server that runs there listens elsewhere.
+        RuntimeError: ``pgserver`` is missing, or the server failed to start.
     """
+    global _url
+    if not settings.EMBEDDED_DB:
+        return None
+    with _lock:
+        if _url is None:
+            _url = _start(Path(settings.EMBEDDED_DB_DIR).resolve(), settings.EMBEDDED_DB_SHARED_BUFFERS_MB)
+    return _url
+
+
+def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:
+    if len(str(data_dir / _SOCKET_NAME)) > _MAX_SOCKET_PATH:
+        raise ImproperlyConfigured(f"EMBEDDED_DB_DIR {data_dir} is too long for a Unix socket; use a shorter path.")
     try:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); /tmp is fine.
             warnings.simplefilter("ignore")
             import pgserver
+            from pgserver.postgres_server import PostgresServer
     except ImportError as exc:  # pragma: no cover - a broken install
         raise RuntimeError(
             "DATABASE_URL is not set and the embedded server (pgserver) is not installed; "
             "run `make run` or `pip install -r requirements.txt`."
         ) from exc
     data_dir.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(str(data_dir), cleanup_mode="stop")
+    _forget_dead_handles(data_dir, PostgresServer._lock)
+    server = pgserver.get_server(data_dir, cleanup_mode="stop")
+    # atexit runs handlers last-in first-out: this one before pgserver's, which stops the
+    # server when this process is the only one listed.
+    atexit.register(_forget_dead_handles, data_dir, PostgresServer._lock)
+    info = server.get_postmaster_info()
+    if info.socket_dir is None or info.socket_dir.resolve() != data_dir:
+        raise ImproperlyConfigured(
+            f"The embedded PostgreSQL in {data_dir} listens at {info.socket_dir}, not in its data directory; "
+            "stop it (pg_ctl stop) and start the service again."
+        )
     url = server.get_uri()
-    logger.debug("embedded PostgreSQL at %s", url)
     if shared_buffers_mb is not None:
         _configure_shared_buffers(url, shared_buffers_mb)
     return url
 
 
+def _forget_dead_handles(data_dir: Path, lock) -> None:  # noqa: ANN001 - pgserver's fasteners lock
+    """Drop the processes that no longer run from ``pgserver``'s list of the cluster's users."""
+    path = data_dir / _HANDLES
+    with lock:  # pgserver's own inter-process lock, which guards that list
+        if not path.exists():
+            return
+        pids = json.loads(path.read_text() or "[]")
+        alive = [pid for pid in pids if _running(pid)]
+        if alive != pids:
+            logger.info("embedded PostgreSQL: forgetting processes that exited unannounced: %s", set(pids) - set(alive))
+            path.write_text(json.dumps(alive))
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE  # killed, not yet reaped by its parent
+    except psutil.NoSuchProcess:
+        return False
+
+
 def _configure_shared_buffers(url: str, megabytes: int) -> None:
+    """Write ``shared_buffers`` to the cluster's configuration when it differs; it takes effect at the next start."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as connection:

@@ -10,8 +10,14 @@ from typing import Any
 import pytest
 
 from memories.services.api_keys import api_key_create
+from memoryproject.embedded_db import ensure_embedded_database
 
 logging.getLogger("django-q").setLevel(logging.WARNING)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Start (or join) the embedded PostgreSQL unless DATABASE_URL names a server; settings start nothing."""
+    ensure_embedded_database()
 
 GraphQL = Callable[..., dict[str, Any]]
 
@@ -77,8 +83,11 @@ query Search($input: SearchInput!) {
   search(input: $input) {
     __typename
     ... on SearchResult {
-      answer answerMode retrievedData stages
-      hits { kind id score content userId sessionId conversationTime }
+      answer answerMode found retrievedData stages
+      hits {
+        kind id score relevance content userId sessionId conversationTime speaker text cited
+        turns { id role speaker content createdAt isHit }
+      }
       usage { promptTokens completionTokens embeddingTokens }
     }
     ... on OperationInfo { messages { kind field message } }

@@ -8,11 +8,21 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
 - text PostgreSQL cannot store in an argument the services do not check (a NUL character, a
   lone surrogate, e.g. in a ``sessionId`` filter): ``BAD_USER_INPUT``;
+- a value Python cannot hold (a date out of range once converted to UTC, JSON nested past the
+  recursion limit): ``BAD_USER_INPUT``, naming the field;
+- an argument or variable that cannot be coerced to its type (``"2024-02-30"`` as a
+  ``DateTime``, ``NaN`` as a ``Float``, an integer over 4,300 digits): ``BAD_USER_INPUT``, with
+  GraphQL's message naming the argument or variable;
 - ``ModelBackendError``: its own code (``MODEL_BACKEND_UNAVAILABLE``, ...);
 - ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
 
 GraphQL syntax and schema-validation errors pass through unchanged.
+
+Client errors are logged as one line at INFO, without a traceback (a client cannot flood the log
+with them); only ``INTERNAL_ERROR`` is logged with its traceback, at ERROR. Strawberry's own
+logger (``strawberry.execution``), which logs every error with its traceback, is silenced in
+``settings.LOGGING``.
 """
 
 from __future__ import annotations
@@ -30,6 +40,10 @@ from memories.search import ReembeddingNeeded
 __all__ = ["StableErrors"]
 
 logger = logging.getLogger(__name__)
+
+
+# A GraphQL message quotes the value it refused: a 5,000-digit literal is cut to this many characters.
+_MAX_MESSAGE_CHARS = 500
 
 
 def _raised_by_resolver(error: GraphQLError) -> bool:
@@ -54,9 +68,15 @@ class StableErrors(MaskErrors):
             message, code = "Not found.", "NOT_FOUND"
         elif _unstorable_text(original):
             message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
+        elif isinstance(original, OverflowError | RecursionError) and error.path:
+            message, code = f"{error.path[0]}: {_OUT_OF_RANGE}", "BAD_USER_INPUT"
+        elif not error.path:  # raised before any resolver ran: coercing an argument or a variable
+            message, code = _shortened(error.message), "BAD_USER_INPUT"
         else:
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
+        if code != "INTERNAL_ERROR":
+            logger.info("GraphQL client error %s at %s: %s", code, error.path or "-", message)
         return GraphQLError(
             message=message,
             nodes=error.nodes,
@@ -72,12 +92,23 @@ _UNSTORABLE_TEXT = (
 )
 
 
+_OUT_OF_RANGE = (
+    "a value is out of range: dates must stay within years 1 to 9999 once converted to UTC, "
+    "and JSON values nested at most a few hundred levels deep."
+)
+
+
 def _unstorable_text(error: BaseException | None) -> bool:
-    """psycopg refusing to send such text: ``DataError`` for a NUL, ``UnicodeEncodeError`` for a
-    lone surrogate (the connection's encoding is UTF-8)."""
+    """psycopg or PostgreSQL refusing such text: ``DataError`` for a NUL or, in ``jsonb``, a lone
+    surrogate's escape; ``UnicodeEncodeError`` for a lone surrogate in text (the connection's
+    encoding is UTF-8)."""
     if isinstance(error, UnicodeEncodeError):
         return True
-    return isinstance(error, DataError) and "cannot contain NUL" in str(error)
+    return isinstance(error, DataError) and any(s in str(error) for s in ("cannot contain NUL", "surrogate"))
+
+
+def _shortened(message: str) -> str:
+    return message if len(message) <= _MAX_MESSAGE_CHARS else message[: _MAX_MESSAGE_CHARS - 1] + "…"
 
 
 def _validation_message(error: ValidationError) -> str:

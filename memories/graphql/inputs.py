@@ -10,7 +10,9 @@ import strawberry
 from strawberry.scalars import JSON
 from strawberry.types.arguments import InputContext
 
-__all__ = ["MessageInput", "SearchInput"]
+from memories.graphql.enums import HitKind
+
+__all__ = ["ContextInput", "MessageInput", "SearchInput"]
 
 
 @strawberry.input
@@ -51,16 +53,21 @@ class SearchInput:
     query: str
     user_id: str | None = strawberry.field(default=None, description="One end user (or use userIds).")
     user_ids: list[str] | None = strawberry.field(default=None, description="Several end users.")
-    top_k: int | None = strawberry.field(default=None, description="Rows retrieved per stage (default 5).")
+    top_k: int | None = strawberry.field(
+        default=None, description="Hits returned (default SEARCH_DEFAULT_TOP_K, 10; at most SEARCH_MAX_TOP_K)."
+    )
+    sources: list[HitKind] | None = strawberry.field(
+        default=None,
+        description="Kinds searched, ranked together (default: all of MESSAGE, SUMMARY, KNOWLEDGE, DIARY).",
+    )
     search_content: bool = strawberry.field(
-        default=False, description="Also search raw messages when the summaries are not enough."
+        default=False,
+        deprecation_reason="Messages are always searched; narrow with `sources`. Ignored; removed in the next release.",
     )
-    include_retrieved_data: bool = strawberry.field(default=False, description="Return the data given to the model.")
-    answer: bool = strawberry.field(
-        default=True,
-        description="false: retrieve only, no answer model (answerMode none); messages are searched when "
-        "searchContent is set or the summaries found nothing.",
+    include_retrieved_data: bool = strawberry.field(
+        default=False, description="Return the hits as the labelled text blocks an answer model reads."
     )
+    answer: bool = strawberry.field(default=True, description="false: retrieve only, no answer (answerMode none).")
     include_shared: bool = strawberry.field(default=False, description="Also search system-wide knowledge.")
     channel: str | None = strawberry.field(default=None, description="Only what was said in this channel.")
     since: date | None = strawberry.field(
@@ -72,3 +79,24 @@ class SearchInput:
     utc_offset_hours: float = strawberry.field(
         default=0, description="The local time zone of since/until as hours from UTC (e.g. 9, -5, 5.5)."
     )
+
+
+@strawberry.input
+class ContextInput:
+    """What a chatbot needs for its next turn in a session."""
+
+    user_id: str
+    session_id: str
+    query: str | None = strawberry.field(
+        default=None, description="What to find memories for (default: the session's latest user message)."
+    )
+    window_turns: int | None = strawberry.field(
+        default=None, description="The session's last turns returned, oldest first (default CONTEXT_WINDOW_TURNS, 10)."
+    )
+    max_tokens: int | None = strawberry.field(
+        default=None, description="Token budget of the memories (default CONTEXT_MAX_TOKENS, 1000)."
+    )
+    include_other_sessions: bool = strawberry.field(
+        default=True, description="Memories from the user's other sessions too (false: this session only)."
+    )
+    include_shared: bool = strawberry.field(default=False, description="Also system-wide knowledge.")

@@ -2,21 +2,36 @@
 
 - ``Scope``: the end users a caller may act on (an API key's list, or all users for a
   trusted backend's key or a staff member logged into the admin).
-- ``UserScopeExtension``: before any top-level field runs, every end user it names
-  (``userId``, ``userIds``, and the same inside ``input``) must be in the caller's scope; a
-  field that names no end user acts on shared or system-wide data and needs an all-users
-  scope. Out-of-scope calls are refused with ``PermissionDenied`` before any resolver runs.
+- ``UserScopeExtension``: every end user a top-level field names (``userId``, ``userIds``,
+  and the same inside ``input``) must be in the caller's scope; a field that names no end
+  user acts on shared or system-wide data and needs an all-users scope. The operation is
+  checked as a whole before any field runs: one out-of-scope field refuses the whole
+  document (``PermissionDenied``), so a mutation document mixing an allowed and a forbidden
+  field writes nothing. Each field is checked again, with its coerced arguments, as it runs.
 - ``ScopedType.get_queryset``: every model type filters its rows by the scope as well, so
   nested fields and any list can never reach another user's rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    value_from_ast_untyped,
+)
 from strawberry.extensions import SchemaExtension
 from strawberry.types import Info
 
@@ -78,23 +93,83 @@ def _named_users(arguments: dict[str, Any]) -> tuple[bool, set[str]]:
                 if value is None:
                     continue
                 named = True
-                users.update([value] if isinstance(value, str) else value)
+                # As sent, before coercion: anything but text or a list fails coercion later.
+                values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+                users.update(v for v in values if isinstance(v, str))
     return named, users
 
 
+def _check(scope: Scope, field_name: str, arguments: dict[str, Any]) -> None:
+    """Raise ``PermissionDenied`` unless ``scope`` may run the top-level field with these arguments."""
+    named, users = _named_users(arguments)
+    if not named and not scope.all_users:
+        raise PermissionDenied(
+            f"{field_name} names no end user, so it acts on shared data: it needs an all-users API "
+            "key. This key must name its end users (userId or userIds)."
+        )
+    denied = sorted(u for u in users if not scope.allows(u))
+    if denied:
+        raise PermissionDenied(f"This API key may not act on user {denied[0]!r}.")
+
+
 class UserScopeExtension(SchemaExtension):
-    """Refuses any top-level field that names an end user outside the caller's scope."""
+    """Refuses a document any of whose top-level fields names an end user outside the caller's
+    scope, before any field runs; and checks each top-level field again as it runs."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        scope = getattr(getattr(context.context, "request", None), "memory_scope", None)
+        if scope is not None and not scope.all_users and context.graphql_document is not None:
+            try:
+                _check_document(scope, context.graphql_document, context.operation_name, context.variables or {})
+            except PermissionDenied as exc:
+                # Nothing runs: the result is this one error (StableErrors gives it its code).
+                context.result = ExecutionResult(data=None, errors=[GraphQLError(str(exc), original_error=exc)])
+        yield
 
     def resolve(self, _next, root, info: Info, *args: Any, **kwargs: Any):  # noqa: ANN001, ANN201
         if info.path.prev is None and not info.field_name.startswith("__"):
-            scope = scope_of(info)
-            named, users = _named_users(kwargs)
-            if not named and not scope.all_users:
-                raise PermissionDenied(
-                    f"{info.field_name} names no end user, so it acts on shared data: it needs an all-users API "
-                    "key. This key must name its end users (userId or userIds)."
-                )
-            denied = sorted(u for u in users if not scope.allows(u))
-            if denied:
-                raise PermissionDenied(f"This API key may not act on user {denied[0]!r}.")
+            _check(scope_of(info), info.field_name, kwargs)
         return _next(root, info, *args, **kwargs)
+
+
+def _check_document(scope: Scope, document: DocumentNode, operation_name: str | None, variables: dict) -> None:
+    """``_check`` every top-level field of the operation to run, with its arguments as sent.
+
+    Fields under ``@skip``/``@include`` are checked too. Variables are taken as sent (or their
+    defaults); one that would not coerce to its type fails before any field runs anyway.
+
+    Raises:
+        PermissionDenied: a field the scope does not allow.
+    """
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    operation = next((o for o in operations if o.name and o.name.value == operation_name), None)
+    if operation is None:
+        if operation_name is not None or len(operations) != 1:
+            return  # no such operation: execution reports it before any field runs
+        operation = operations[0]
+    values = dict(variables)
+    for definition in operation.variable_definitions or ():
+        if definition.variable.name.value not in values and definition.default_value is not None:
+            values[definition.variable.name.value] = value_from_ast_untyped(definition.default_value)
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    for field in _root_fields(operation.selection_set, fragments, seen=set()):
+        if field.name.value.startswith("__"):
+            continue
+        arguments = {a.name.value: value_from_ast_untyped(a.value, values) for a in field.arguments or ()}
+        _check(scope, field.name.value, arguments)
+
+
+def _root_fields(
+    selection_set: SelectionSetNode, fragments: dict[str, FragmentDefinitionNode], *, seen: set[str]
+) -> Iterator[FieldNode]:
+    """The fields of a selection set, through inline fragments and fragment spreads."""
+    for selection in selection_set.selections:
+        if isinstance(selection, FieldNode):
+            yield selection
+        elif isinstance(selection, InlineFragmentNode):
+            yield from _root_fields(selection.selection_set, fragments, seen=seen)
+        elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
+            seen.add(selection.name.value)
+            if (fragment := fragments.get(selection.name.value)) is not None:
+                yield from _root_fields(fragment.selection_set, fragments, seen=seen)

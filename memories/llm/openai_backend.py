@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from typing import TypeVar
 
 import openai
+from django.conf import settings
 
 from memories.llm import prompts
 from memories.llm.base import (
@@ -22,7 +22,6 @@ from memories.llm.base import (
     Fact,
     FactExtraction,
     ModelBackendError,
-    ProcessThreads,
     Usage,
 )
 
@@ -30,6 +29,15 @@ __all__ = ["OpenAIChatModel", "OpenAIEmbedder"]
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
+
+
+def _client_settings() -> dict[str, object]:
+    return {
+        "api_key": settings.OPENAI_API_KEY,
+        "base_url": settings.OPENAI_BASE_URL,
+        "timeout": settings.OPENAI_TIMEOUT_SECONDS,
+        "max_retries": settings.OPENAI_MAX_RETRIES,
+    }
 
 
 class _Client:
@@ -73,8 +81,6 @@ class OpenAIEmbedder(_Client):
         dimensions: the length of the vectors the columns hold.
         request_dimensions: sent as ``dimensions`` only when set (some servers reject it).
         batch_size: texts per request.
-        background_requests: ``embed_later`` calls in flight at once (one per concurrent
-            search: the web process's request threads, ``WEB_THREADS``); more wait their turn.
     """
 
     def __init__(
@@ -84,7 +90,6 @@ class OpenAIEmbedder(_Client):
         dimensions: int,
         request_dimensions: int | None = None,
         batch_size: int = 64,
-        background_requests: int = 10,
         **client_kwargs: object,
     ) -> None:
         super().__init__(**client_kwargs)  # type: ignore[arg-type]
@@ -92,7 +97,21 @@ class OpenAIEmbedder(_Client):
         self.dimensions = dimensions
         self.request_dimensions = request_dimensions
         self.batch_size = batch_size
-        self._requests = ProcessThreads(max_workers=background_requests, name="embedding-request")
+
+    @classmethod
+    def from_settings(cls, *, model: str | None = None) -> OpenAIEmbedder:
+        """The embedder ``EMBEDDING_BACKEND = "openai"`` selects.
+
+        Reads ``EMBEDDING_MODEL`` (unless ``model`` is given), ``EMBEDDING_DIMENSIONS``,
+        ``OPENAI_EMBEDDING_DIMENSIONS``, ``EMBEDDING_BATCH_SIZE`` and the ``OPENAI_*`` client settings.
+        """
+        return cls(
+            model_name=model or settings.EMBEDDING_MODEL,
+            dimensions=settings.EMBEDDING_DIMENSIONS,
+            request_dimensions=settings.OPENAI_EMBEDDING_DIMENSIONS,
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            **_client_settings(),
+        )
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
         """Embed ``texts`` in batches of ``batch_size``.
@@ -126,11 +145,6 @@ class OpenAIEmbedder(_Client):
             tokens += getattr(response.usage, "prompt_tokens", 0) or 0
         return EmbeddingBatch(vectors=vectors, usage=Usage(embedding_tokens=tokens))
 
-    def embed_later(self, texts: Sequence[str]) -> Future[EmbeddingBatch]:
-        """``embed`` in a background thread: the search pipeline queries the database meanwhile."""
-        texts = list(texts)
-        return self._requests.submit(lambda: self.embed(texts))
-
 
 class OpenAIChatModel(_Client):
     """Summaries and answers from ``POST /chat/completions``."""
@@ -140,6 +154,11 @@ class OpenAIChatModel(_Client):
     def __init__(self, *, model_name: str, **client_kwargs: object) -> None:
         super().__init__(**client_kwargs)  # type: ignore[arg-type]
         self.model_name = model_name
+
+    @classmethod
+    def from_settings(cls) -> OpenAIChatModel:
+        """The chat model ``CHAT_BACKEND = "openai"`` selects: ``CHAT_MODEL`` and the ``OPENAI_*`` client settings."""
+        return cls(model_name=settings.CHAT_MODEL, **_client_settings())
 
     def _complete(self, system: str, user: str, *, json_reply: bool = False) -> tuple[str, Usage]:
         extra = {"response_format": {"type": "json_object"}} if json_reply else {}

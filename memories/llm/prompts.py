@@ -11,8 +11,9 @@ INSUFFICIENT = "INSUFFICIENT_DATA"
 ANSWER_SYSTEM = (
     "You answer questions about a user from their memory: summaries of past sessions, "
     "curated knowledge, diary entries and raw messages, each labelled with its kind and time. "
-    "Answer only from this data, briefly, and resolve relative dates ('yesterday') against the "
-    "time of the entry they appear in. If the data does not contain the answer, reply with "
+    "Each entry starts with its number in brackets, e.g. [2]. Answer only from this data, briefly, "
+    "cite the numbers of the entries you used (\"... [2][5]\"), and resolve relative dates ('yesterday') "
+    "against the time of the entry they appear in. If the data does not contain the answer, reply with "
     f"exactly {INSUFFICIENT} and nothing else."
 )
 

@@ -1,13 +1,17 @@
-"""Saving curated rows (knowledge, diaries) so their vectors never describe old text."""
+"""Saving curated rows (knowledge, diaries) so their vectors never describe old text, and
+forgetting the copies of deleted text that audit trails keep."""
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import models, transaction
+from django.db.models.functions import Cast
 
 from memories.models import Diary, Knowledge
 from memories.services.jobs import job_enqueue
 
-__all__ = ["curated_save"]
+__all__ = ["admin_log_forget", "curated_save"]
 
 _KINDS: dict[type, str] = {Knowledge: "knowledge", Diary: "diary"}
 
@@ -34,3 +38,20 @@ def curated_save(*, row: Knowledge | Diary) -> Knowledge | Diary:
     if changed:
         job_enqueue(func="memories.tasks.embed_rows", args=(_KINDS[model], [row.pk]))
     return row
+
+
+def admin_log_forget(*, rows: models.QuerySet) -> int:
+    """Remove the admin log's entries (``LogEntry``) about these rows, before they are deleted.
+
+    The admin log keeps each row's ``object_repr`` (its ``str()``: the first words of a fact or
+    a message) and ``change_message`` for every edit or delete made in the admin, so deleted
+    words could be read back there. (django-simple-history's copies of a fact are removed
+    separately, after the delete that records one more.)
+
+    Returns:
+        How many log entries were removed.
+    """
+    content_type = ContentType.objects.get_for_model(rows.model)
+    as_text = rows.order_by().annotate(object_id_text=Cast("pk", output_field=models.TextField()))
+    entries = LogEntry.objects.filter(content_type=content_type, object_id__in=as_text.values("object_id_text"))
+    return entries.delete()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -25,8 +26,9 @@ def diary_upsert(
     first, this one replaces it (the last call's text wins) instead of failing.
 
     Raises:
-        ValidationError: empty content, non-object metadata, a user id over its column's length,
-            or a NUL character in the user id, the content or any key or string of the metadata.
+        ValidationError: empty content or over ``MAX_DIARY_CHARS``, non-object metadata, a user id
+            over its column's length, or a NUL character or lone surrogate in the user id, the
+            content or any key or string of the metadata.
     """
     errors: dict[str, list[str]] = {}
     if problems := user_id_errors(user_external_id=user_external_id):
@@ -35,6 +37,8 @@ def diary_upsert(
         errors["content"] = ["content must not be empty."]
     elif problems := text_errors(field="content", value=content):
         errors["content"] = problems
+    elif len(content) > settings.MAX_DIARY_CHARS:
+        errors["content"] = [f"content is longer than {settings.MAX_DIARY_CHARS} characters (MAX_DIARY_CHARS)."]
     if metadata is not None and not isinstance(metadata, dict):
         errors["metadata"] = ["metadata must be a JSON object."]
     elif problems := json_nul_errors(field="metadata", value=metadata):
@@ -79,3 +83,16 @@ def diary_delete(*, user_external_id: str, diary_date: date) -> bool:
     user_id_check(user_external_id=user_external_id)
     deleted, _ = Diary.objects.filter(user__external_id=user_external_id, diary_date=diary_date).delete()
     return bool(deleted)
+
+
+def diaries_delete_all(*, user_external_id: str) -> int:
+    """Delete every diary entry of a user, each as ``diary_delete`` does. Returns how many.
+
+    Raises:
+        ValidationError: a user id over its column's length or with a NUL character.
+    """
+    user_id_check(user_external_id=user_external_id)
+    dates = list(Diary.objects.filter(user__external_id=user_external_id).values_list("diary_date", flat=True))
+    for diary_date in dates:
+        diary_delete(user_external_id=user_external_id, diary_date=diary_date)
+    return len(dates)

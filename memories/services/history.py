@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Max, Min, Q
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.services.curation import admin_log_forget
 from memories.services.jobs import job_enqueue
 from memories.services.validation import user_id_check
 
@@ -32,8 +33,9 @@ def history_delete(
 
     The summaries of every session that lost messages, and the knowledge raised from those
     messages, are deleted in the same transaction, so deleted words cannot come back through
-    search; a session that still has messages is queued to be summarised again. A session left
-    empty is deleted.
+    search; so are the copies of their text in the facts' audit history and the admin log. A
+    session that still has messages is queued to be summarised again. A session left empty is
+    deleted.
 
     Args:
         user_external_id: required: a delete is always scoped to one end user.
@@ -59,6 +61,10 @@ def history_delete(
     uncited = Q(source_session_id__in=session_ids, source_messages__isnull=True)
     raised = Knowledge.objects.filter(cited | uncited)
     raised_ids = list(raised.values_list("pk", flat=True).distinct())
+    # The admin log quotes the first words of each row it logged: those entries go too.
+    admin_log_forget(rows=Knowledge.objects.filter(pk__in=raised_ids))
+    admin_log_forget(rows=messages)
+    admin_log_forget(rows=Summary.objects.filter(session_id__in=session_ids))
     Knowledge.objects.filter(pk__in=raised_ids).delete()
     # After the delete: django-simple-history records each deleted row, text and all.
     Knowledge.history.filter(id__in=raised_ids).delete()
@@ -95,7 +101,8 @@ class UserForgotten:
 
 @transaction.atomic
 def user_forget(*, user_external_id: str) -> UserForgotten:
-    """Remove every row of an end user (messages, sessions, summaries, knowledge, diaries).
+    """Remove every row of an end user (messages, sessions, summaries, knowledge, diaries), and
+    the copies of their text in the facts' audit history and the admin log.
 
     Returns:
         The counts (all zero for an unknown user).
@@ -108,6 +115,11 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     if user is None:
         return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)
     user_pk = user.pk  # delete() sets it to None
+    # The admin log quotes the first words of each row it logged (an edited fact, a deleted
+    # message): forget those entries before the rows they point at.
+    for model in (Message, Session, Summary, Knowledge, Diary):
+        admin_log_forget(rows=model.objects.filter(user=user))
+    admin_log_forget(rows=EndUser.objects.filter(pk=user_pk))
     _, per_model = user.delete()
     # The audit trail keeps old texts, and django-simple-history has just recorded each deleted
     # fact, text and all: forget them too.

@@ -10,7 +10,7 @@ from pgvector.django import CosineDistance
 
 from memories.llm import get_chat_model, get_embedder
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
-from memories.services.curation import curated_save
+from memories.services.curation import admin_log_forget, curated_save
 from memories.services.validation import text_errors, user_id_errors
 
 __all__ = [
@@ -39,7 +39,8 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
 
 
 def _check(*, user_external_id: str | None, content: str | None = None) -> None:
-    """Refuse a user id or content PostgreSQL would refuse (too long, a NUL character), or empty content.
+    """Refuse a user id or content PostgreSQL would refuse (too long, a NUL character, a lone
+    surrogate), empty content, or content over ``MAX_KNOWLEDGE_CHARS``.
 
     Raises:
         ValidationError: naming ``userId`` and/or ``content``.
@@ -52,6 +53,10 @@ def _check(*, user_external_id: str | None, content: str | None = None) -> None:
             errors["content"] = ["content must not be empty."]
         elif problems := text_errors(field="content", value=content):
             errors["content"] = problems
+        elif len(content) > settings.MAX_KNOWLEDGE_CHARS:
+            errors["content"] = [
+                f"content is longer than {settings.MAX_KNOWLEDGE_CHARS} characters (MAX_KNOWLEDGE_CHARS)."
+            ]
     if errors:
         raise ValidationError(errors)
 
@@ -61,7 +66,8 @@ def knowledge_add(*, user_external_id: str | None, content: str) -> Knowledge:
     """Add a fact for an end user, or a shared one (``user_external_id=None``); embedded by the worker.
 
     Raises:
-        ValidationError: empty content, a user id over its column's length, or a NUL character in either.
+        ValidationError: empty content or over ``MAX_KNOWLEDGE_CHARS``, a user id over its column's
+            length, or a NUL character or lone surrogate in either.
     """
     _check(user_external_id=user_external_id, content=content)
     content = content.strip()
@@ -74,7 +80,8 @@ def knowledge_update(*, knowledge_id: int, user_external_id: str | None, content
     """Change a fact's text; its old vector is dropped at once and a new one made by the worker.
 
     Raises:
-        ValidationError: empty content, a user id over its column's length, or a NUL character in either.
+        ValidationError: empty content or over ``MAX_KNOWLEDGE_CHARS``, a user id over its column's
+            length, or a NUL character or lone surrogate in either.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
     _check(user_external_id=user_external_id, content=content)
@@ -88,7 +95,7 @@ def knowledge_update(*, knowledge_id: int, user_external_id: str | None, content
 
 @transaction.atomic
 def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
-    """Delete a fact. Returns its id.
+    """Delete a fact, and every copy of its text in its audit history and the admin log. Returns its id.
 
     Raises:
         ValidationError: a user id over its column's length or with a NUL character.
@@ -96,7 +103,10 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     """
     _check(user_external_id=user_external_id)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
+    admin_log_forget(rows=Knowledge.objects.filter(pk=knowledge_id))
     knowledge.delete()
+    # After the delete: django-simple-history records each deleted row, text and all.
+    Knowledge.history.filter(id=knowledge_id).delete()
     return knowledge_id
 
 
@@ -190,3 +200,16 @@ def knowledge_reject(*, knowledge_ids: list[int]) -> int:
     return Knowledge.objects.filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE).update(
         status=KnowledgeStatus.REJECTED
     )
+
+
+def knowledge_delete_all(*, user_external_id: str) -> int:
+    """Delete every fact of a user (any status), each as ``knowledge_delete`` does. Returns how many.
+
+    Raises:
+        ValidationError: a user id over its column's length or with a NUL character.
+    """
+    _check(user_external_id=user_external_id)
+    ids = list(Knowledge.objects.filter(user__external_id=user_external_id).values_list("pk", flat=True))
+    for knowledge_id in ids:
+        knowledge_delete(knowledge_id=knowledge_id, user_external_id=user_external_id)
+    return len(ids)

@@ -13,7 +13,8 @@ SWEEP_NAME = "memories-sweep"
 def schedules_ensure() -> Schedule:
     """Create or update the sweep schedule (every ``SUMMARY_SWEEP_MINUTES`` minutes). Idempotent.
 
-    The sweep summarises idle sessions and embeds rows a failed task left without a vector.
+    The sweep summarises idle sessions, embeds rows a failed task left without a vector and
+    queues failed fact extractions again (``memories.tasks.sweep``).
     """
     schedule, _ = Schedule.objects.update_or_create(
         name=SWEEP_NAME,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
@@ -144,26 +145,38 @@ def _stale_sessions():  # noqa: ANN202 - a QuerySet of Session
 
 
 def summaries_request(
-    *, user_external_id: str, session_external_id: str | None = None, overwrite: bool = False
+    *,
+    user_external_id: str,
+    session_external_id: str | None = None,
+    overwrite: bool = False,
+    max_count: int | None = None,
 ) -> list[str]:
-    """Queue summaries of a user's sessions (one, or all).
+    """Queue summaries of a user's sessions (one, or all), now rather than when they go idle.
 
     Args:
         overwrite: rewrite summaries that are already current too.
+        max_count: queue at most this many sessions, the most recently active first.
 
     Returns:
         The external ids of the sessions queued (those without a current summary, or all
         with ``overwrite``).
 
     Raises:
-        ValidationError: a user id no row could have (a NUL character, longer than the column).
+        ValidationError: a user id no row could have (a NUL character, longer than the column), or a
+            ``max_count`` under 1.
     """
     user_id_check(user_external_id=user_external_id)
+    if max_count is not None and max_count < 1:
+        raise ValidationError({"maxCount": ["maxCount must be at least 1."]})
     sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
     if not overwrite:
         sessions = sessions.filter(pk__in=_stale_sessions().values("pk"))
     if session_external_id is not None:
         sessions = sessions.filter(external_id=session_external_id)
+    if max_count is not None:
+        sessions = Session.objects.filter(
+            pk__in=sessions.order_by(F("last_message_at").desc(nulls_last=True)).values("pk")[:max_count]
+        )
     queued = list(sessions.order_by("first_message_at").values_list("pk", "external_id"))
     for pk, _ in queued:
         job_enqueue(func="memories.tasks.summarize_session", args=(pk, overwrite))

@@ -3,6 +3,8 @@ field instead of a database error."""
 
 from __future__ import annotations
 
+import re
+
 from django.core.exceptions import ValidationError
 
 from memories.models import EndUser
@@ -13,38 +15,49 @@ __all__ = ["json_nul_errors", "text_errors", "user_id_check", "user_id_errors"]
 _USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
 
 
+# A lone UTF-16 surrogate (U+D800-U+DFFF): JSON can escape one, UTF-8 cannot encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# The same in ``json.dumps`` output (ASCII): any surrogate escape, paired or not, triggers a walk.
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def text_errors(*, field: str, value: str, max_length: int | None = None) -> list[str]:
     """Why PostgreSQL would refuse ``value`` (the GraphQL field ``field``): a NUL character, which
-    no text column holds, or more than ``max_length`` characters. ``[]`` when it is fine."""
+    no text column holds, a lone surrogate, which UTF-8 cannot encode, or more than
+    ``max_length`` characters. ``[]`` when it is fine."""
     errors = []
     if "\x00" in value:
         errors.append(f"{field} must not contain the NUL character (U+0000).")
+    if not value.isascii() and _SURROGATE.search(value):
+        errors.append(f"{field} must not contain a lone surrogate (U+D800-U+DFFF).")
     if max_length is not None and len(value) > max_length:
         errors.append(f"{field} must be at most {max_length} characters.")
     return errors
 
 
 def json_nul_errors(*, field: str, value: object, as_json: str | None = None) -> list[str]:
-    """``[message]`` when a key or string anywhere in the JSON value ``value`` holds a NUL
-    character (PostgreSQL's ``jsonb`` refuses ``\\u0000``), else ``[]``.
+    """``[message]`` when a key or string anywhere in the JSON value ``value`` holds text
+    PostgreSQL's ``jsonb`` refuses: a NUL character (``\\u0000``) or a lone surrogate; else ``[]``.
 
     ``as_json`` is ``json.dumps(value)`` when the caller has it: a value whose JSON has no
-    ``\\u0000`` is not walked.
+    ``\\u0000`` and no surrogate escape is not walked.
     """
-    if as_json is not None and "\\u0000" not in as_json:
+    if as_json is not None and "\\u0000" not in as_json and not _ESCAPED_SURROGATE.search(as_json):
         return []
-    if _holds_nul(value):
+    if _holds(value, "\x00"):
         return [f"{field} must not contain the NUL character (U+0000) in any key or string."]
+    if _holds(value, _SURROGATE):
+        return [f"{field} must not contain a lone surrogate (U+D800-U+DFFF) in any key or string."]
     return []
 
 
-def _holds_nul(value: object) -> bool:
+def _holds(value: object, needle: str | re.Pattern) -> bool:
     if isinstance(value, str):
-        return "\x00" in value
+        return needle.search(value) is not None if isinstance(needle, re.Pattern) else needle in value
     if isinstance(value, dict):
-        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+        return any(_holds(key, needle) or _holds(item, needle) for key, item in value.items())
     if isinstance(value, list | tuple):
-        return any(_holds_nul(item) for item in value)
+        return any(_holds(item, needle) for item in value)
     return False
 
 

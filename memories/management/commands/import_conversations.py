@@ -1,13 +1,19 @@
-"""``manage.py import_conversations PATH``: load a LoCoMo-format file through ``messages_add``."""
+"""``manage.py import_conversations PATH``: load a LoCoMo-format file through ``messages_add``.
+
+A bad turn is repaired or dropped and a bad session skipped, each with a warning naming the
+sample, session and turn; the command ends with a summary line, and fails (``CommandError``,
+no traceback) only when the file cannot be read or nothing in it could be imported.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memories.importers import locomo_sessions
+from memories.importers import LocomoReport, locomo_sessions
 from memories.services.messages import messages_add
 
 
@@ -34,27 +40,40 @@ class Command(BaseCommand):
     ) -> None:
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
+        report = LocomoReport()
         try:
-            sessions = list(locomo_sessions(path))
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+            sessions = list(locomo_sessions(path, report=report))
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON, not a list
+            raise CommandError(f"{path}: {exc}") from exc
         if samples:
             sessions = [s for s in sessions if s.user_id in samples]
         if max_sessions is not None:
             sessions = [s for s in sessions if int(s.session_id.rsplit("_", 1)[1]) <= max_sessions]
-        stored = skipped = 0
+        stored = already = 0
+        imported: set[tuple[str, str]] = set()
         for session in tqdm(sessions, desc="sessions", unit="session", disable=options.get("verbosity", 1) == 0):
-            added = messages_add(
-                user_external_id=session.user_id,
-                session_external_id=session.session_id,
-                channel=channel,
-                messages=session.messages,
-            )
+            try:
+                added = messages_add(
+                    user_external_id=session.user_id,
+                    session_external_id=session.session_id,
+                    channel=channel,
+                    messages=session.messages,
+                )
+            except ValidationError as exc:  # nothing of this session is stored (one transaction)
+                report.skipped.append(f"{session.user_id}, {session.session_id}: {' '.join(exc.messages)}")
+                continue
+            imported.add((session.user_id, session.session_id))
             stored += len(added.messages)
-            skipped += added.skipped
-        users = len({s.user_id for s in sessions})
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"{users} users, {len(sessions)} sessions: {stored} messages stored, {skipped} already there."
-            )
+            already += added.skipped
+        for line in report.warnings:
+            self.stderr.write(f"warning: {line}")
+        for line in report.skipped:
+            self.stderr.write(f"skipped: {line}")
+        users = len({user_id for user_id, _ in imported})
+        summary = (
+            f"{users} users, {len(imported)} sessions imported: {stored} messages stored, {already} already there; "
+            f"{len(report.skipped)} skipped, {len(report.warnings)} warnings."
         )
+        if not imported and report.skipped:
+            raise CommandError(f"Nothing could be imported. {summary} First problem: {report.skipped[0]}")
+        self.stdout.write(self.style.SUCCESS(summary) if not report.skipped else self.style.WARNING(summary))

@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
-from django.test.utils import override_settings
 from tqdm import tqdm
 
-from memories.llm import ModelBackendError, get_embedder
+from memories.llm import ModelBackendError, get_embedder, make_embedder
 from memories.services.embeddings import EMBEDDED_MODELS
 from memories.services.reembed import (
     reembed_batch,
@@ -47,13 +47,15 @@ class Command(BaseCommand):
     ) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1.")
-        with override_settings(EMBEDDING_MODEL=model or settings.EMBEDDING_MODEL):
-            embedder = get_embedder()
-            try:
-                dimensions = len(embedder.embed(["dimension probe"]).vectors[0])
-            except ModelBackendError as exc:
-                raise CommandError(f"The embedding backend failed: {exc}") from exc
-            self._run(embedder, dimensions, [_KINDS[kind]] if kind else list(EMBEDDED_MODELS), batch_size, no_switch)
+        try:
+            embedder = make_embedder(model=model) if model else get_embedder()
+        except ImproperlyConfigured as exc:
+            raise CommandError(str(exc)) from exc
+        try:
+            dimensions = len(embedder.embed(["dimension probe"]).vectors[0])
+        except ModelBackendError as exc:
+            raise CommandError(f"The embedding backend failed: {exc}") from exc
+        self._run(embedder, dimensions, [_KINDS[kind]] if kind else list(EMBEDDED_MODELS), batch_size, no_switch)
 
     def _run(self, embedder, dimensions: int, kinds: list[str], batch_size: int, no_switch: bool) -> None:  # noqa: ANN001
         started = time.monotonic()

@@ -1,70 +1,162 @@
-"""``manage.py serve``: the whole service in one command (what ``make run`` calls)."""
+"""``manage.py serve``: the whole service in one command (what ``make run`` calls).
+
+Applies migrations, then runs the ``Procfile``'s processes (``web``: gunicorn; ``worker``: the
+django-q2 cluster), each in a process group of its own, and supervises them: when any of
+them exits (even killed with SIGKILL), or when this command gets SIGINT or SIGTERM, all are
+stopped: SIGTERM, then SIGKILL after ``STOP_SECONDS``, and the command returns once no
+process of any group is left. The embedded PostgreSQL, when used, was started by
+``manage.py`` for this command and stops when the last process using it exits.
+
+Why not honcho: it notices a process's exit by the end of its output, which the orphaned
+children of a killed ``qcluster`` keep open, so the service would run on without a worker parent.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 import subprocess
 import sys
-import threading
+import time
+from pathlib import Path
 
+import psutil
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+__all__ = ["STOP_SECONDS", "Command", "procfile_processes"]
+
+# How long the processes get to stop after SIGTERM (gunicorn finishes its requests, django-q2 its tasks).
+STOP_SECONDS = 30
+# How long what is left of a stopped child's process group gets after SIGTERM, before SIGKILL.
+_ORPHAN_STOP_SECONDS = 5
+_PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.+)$")
+
+
+def procfile_processes(path: Path) -> dict[str, str]:
+    """The ``name: command`` lines of a Procfile, in order (blank lines and ``#`` comments skipped)."""
+    lines = (line.strip() for line in path.read_text().splitlines())
+    return {m[1]: m[2] for line in lines if (m := _PROCFILE_LINE.match(line)) and not line.startswith("#")}
 
 
 class Command(BaseCommand):
-    help = "Apply migrations, start the django-q2 worker and serve the app until Ctrl-C (or SIGTERM)."
+    help = (
+        "Apply migrations, then run the Procfile's processes (web server and background worker) until "
+        "Ctrl-C or SIGTERM; if any of them exits, stop them all."
+    )
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
+        parser.add_argument("names", nargs="*", help="Procfile processes to run (default: all).")
         parser.add_argument("--host", default=settings.HOST)
         parser.add_argument("--port", type=int, default=settings.PORT)
         parser.add_argument("--no-worker", action="store_true", help="Do not start the background worker.")
 
-    def handle(self, *args: object, host: str, port: int, no_worker: bool, **options: object) -> None:
-        from memoryproject.wsgi import web_server
-
+    def handle(self, *args: object, names: list[str], host: str, port: int, no_worker: bool, **options: object) -> None:
+        stop_requested: list[int] = []
+        # Set first: a SIGTERM from now on stops what is started, then leaves through atexit.
+        signal.signal(signal.SIGTERM, lambda signum, frame: stop_requested.append(signum))
+        signal.signal(signal.SIGINT, lambda signum, frame: stop_requested.append(signum))
+        procfile = Path(settings.BASE_DIR) / "Procfile"
+        processes = procfile_processes(procfile)
+        unknown = set(names) - set(processes)
+        if unknown:
+            raise CommandError(f"{procfile} has no process {', '.join(sorted(unknown))}.")
+        processes = {name: command for name, command in processes.items() if name in (names or processes)}
+        if no_worker:
+            processes.pop("worker", None)
         call_command("migrate", interactive=False, verbosity=0)
-        server = web_server(host=host, port=port)
-        server.prepare()  # binds the port now: a port in use fails before anything starts
-        worker = None
+        connections.close_all()
+        if stop_requested:
+            return
+        # The Procfile's commands (gunicorn, python) come from this interpreter's environment.
+        env = {
+            **os.environ,
+            "HOST": host,
+            "PORT": str(port),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYTHONUNBUFFERED": "1",
+        }
+        children: dict[str, subprocess.Popen] = {}
         try:
-            # SIGTERM (what process managers send) stops the server as Ctrl-C does: the worker
-            # is stopped first, then cheroot waits for the requests under way to end. Set
-            # before the worker starts, so that a SIGTERM right after cannot leave it orphaned.
-            signal.signal(signal.SIGTERM, _exit)
-            if not no_worker:
-                worker = subprocess.Popen([sys.executable, "manage.py", "qcluster"])
-            # Load the embedding model now rather than on the first search.
-            threading.Thread(target=_warm_up, daemon=True).start()
-            base = f"http://{host}:{port}"
-            self.stdout.write(
-                self.style.SUCCESS(
-                    f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/\n"
-                    "Staff login: `.venv/bin/python manage.py createsuperuser`; API key: "
-                    "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
+            for name, command in processes.items():
+                children[name] = subprocess.Popen(
+                    ["/bin/sh", "-c", command], env=env, cwd=settings.BASE_DIR, start_new_session=True
                 )
-            )
-            server.serve()
-        except (KeyboardInterrupt, SystemExit):
-            pass
+            if "web" in children:
+                base = f"http://{host}:{port}"
+                self.stdout.write(
+                    self.style.SUCCESS(
+                        f"GraphiQL: {base}/graphql/\nAdmin:    {base}/admin/\n"
+                        "Staff login: `.venv/bin/python manage.py createsuperuser`; API key: "
+                        "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
+                    )
+                )
+            exited = _wait_for_exit_or_signal(children, stop_requested)
         finally:
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut this short
-            try:
-                if worker is not None:
-                    worker.terminate()
-                    try:
-                        worker.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        worker.kill()
-            finally:
-                server.stop()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
+            _stop(children)
+        if exited is not None:
+            name, code = exited
+            raise CommandError(f"The {name} process exited (code {code}); everything was stopped.")
 
 
-def _exit(signum: int, frame: object) -> None:
-    raise SystemExit(0)
+def _wait_for_exit_or_signal(
+    children: dict[str, subprocess.Popen], stop_requested: list[int]
+) -> tuple[str, int] | None:
+    """Block until a child exits (its name and code) or a stop is requested (``None``)."""
+    while not stop_requested:
+        for name, child in children.items():
+            if child.poll() is not None:
+                return name, child.returncode
+        time.sleep(0.2)
+    return None
 
 
-def _warm_up() -> None:
-    from memories.llm import get_embedder
+def _stop(children: dict[str, subprocess.Popen]) -> None:
+    """Stop every child and whatever is left of its process group; return when all are gone.
 
-    get_embedder().embed(["warm up"])
+    SIGTERM goes to each child alone first: django-q2's cluster stops its own processes, and
+    would hang if they got the signal too. After ``STOP_SECONDS`` (or once the child is gone),
+    what is left of its group (the orphans of a killed child) gets SIGTERM, then SIGKILL.
+    """
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_SECONDS
+    while any(child.poll() is None for child in children.values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    groups = [child.pid for child in children.values()]  # each child leads its own group (new session)
+    for signum, seconds in ((signal.SIGTERM, _ORPHAN_STOP_SECONDS), (signal.SIGKILL, STOP_SECONDS)):
+        _signal_groups(groups, signum)
+        deadline = time.monotonic() + seconds
+        while _alive_members(groups) and time.monotonic() < deadline:
+            for child in children.values():
+                child.poll()  # reap: a zombie counts as gone
+            time.sleep(0.1)
+        if not _alive_members(groups):
+            break
+    for child in children.values():
+        child.wait()
+
+
+def _signal_groups(groups: list[int], signum: int) -> None:
+    for group in groups:
+        try:
+            os.killpg(group, signum)
+        except ProcessLookupError:
+            pass
+
+
+def _alive_members(groups: list[int]) -> list[psutil.Process]:
+    """The processes of ``groups`` still running (not zombies), orphans included."""
+    alive = []
+    for process in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(process.pid) in groups and process.info["status"] != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return alive

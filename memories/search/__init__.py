@@ -1,0 +1,352 @@
+"""Search and context: what a chatbot gets back from its users' memory.
+
+``search`` answers a question; ``context`` prepares a chatbot's next turn. Both go the same way:
+
+1. Scope: the end users, sources (messages, summaries, knowledge, diaries), channel and time
+   window a caller may read (``scope``).
+2. Embed the query once.
+3. Rank (``retrievers``): every kind by vector (one ranking: the similarities of one embedding
+   model compare across kinds), and messages by BM25.
+4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
+   of its neighbours' and its session's scores.
+5. Load the best ``top_k`` as hits, each message with the turns around it (``hits``).
+6. Gate: a hit whose cosine similarity to the query is under ``SEARCH_MIN_SIMILARITY`` is not
+   relevant; with none relevant, the answer is "not found" and the context holds no memories.
+7. ``search`` answers (``answer``); ``context`` adds the session's recent window and one prompt
+   block (``prompt``).
+
+Only vectors made by the configured embedding model take part in a ranking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from memories.llm import Usage, get_chat_model, get_embedder
+from memories.models import EndUser, Message, Role, Session
+from memories.search import retrievers
+from memories.search.answer import NOT_FOUND, Answer, answer_question
+from memories.search.fusion import fuse
+from memories.search.hits import Hit, Turn, load_hits
+from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
+from memories.search.retrievers import ReembeddingNeeded
+from memories.search.scope import SOURCES, Scope, SearchFilter
+from memories.services.validation import user_id_errors
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "NOT_FOUND",
+    "SOURCES",
+    "TOKENIZER",
+    "Answer",
+    "Context",
+    "Hit",
+    "ReembeddingNeeded",
+    "SearchFilter",
+    "SearchResult",
+    "Turn",
+    "context",
+    "retrieve",
+    "search",
+]
+
+# The longest query taken, in characters: a question, not a document (the local model reads
+# its first 256 tokens, about 1,000 characters, anyway).
+MAX_QUERY_CHARS = 2000
+# Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
+# one ranking but high by the other is still found.
+_MIN_CANDIDATES = 50
+_CANDIDATES_PER_HIT = 5
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What ``search`` returns: hits best first, the answer (``None`` when not asked for) and usage."""
+
+    hits: list[Hit]
+    answer: Answer | None
+    usage: Usage = field(default_factory=Usage)
+    multi_user: bool = False
+
+    @property
+    def retrieved_data(self) -> str:
+        """The hits as labelled, timestamped blocks, as an answer model reads them."""
+        return "\n\n".join(h.block(multi_user=self.multi_user) for h in self.hits)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a chatbot needs for its next turn in one session.
+
+    ``window``: the session's last turns, oldest first. ``memories``: relevant hits from the
+    user's memory, none of them in the window nor the query message. ``tokens``: counts by
+    ``TOKENIZER`` of the window's turns, the memories' blocks and the whole ``prompt``.
+    """
+
+    query: str | None
+    window: list[Turn]
+    memories: list[Hit]
+    prompt: str
+    tokens: dict[str, int]
+    tokenizer: str = TOKENIZER
+    usage: Usage = field(default_factory=Usage)
+
+
+def search(
+    *,
+    user_external_ids: list[str],
+    query: str,
+    top_k: int | None = None,
+    sources: tuple[str, ...] = SOURCES,
+    include_shared: bool = False,
+    search_filter: SearchFilter | None = None,
+    answer: bool = True,
+) -> SearchResult:
+    """Search the memory of the given end users for ``query`` and answer it.
+
+    Args:
+        user_external_ids: the end users whose memory is searched (one or more).
+        query: the question, e.g. ``"What is my favourite food?"``.
+        top_k: hits returned (default ``SEARCH_DEFAULT_TOP_K``, at most ``SEARCH_MAX_TOP_K``).
+        sources: kinds ranked: any of ``message``, ``summary``, ``knowledge``, ``diary``.
+        include_shared: also search system-wide knowledge (no owner).
+        search_filter: only this channel and window of conversation time.
+        answer: ``False`` retrieves only; no answer is made.
+
+    Raises:
+        ValidationError: empty query or user list, a query over ``MAX_QUERY_CHARS``, a NUL
+            character, ``top_k`` out of range or an unknown source (names the field).
+        ReembeddingNeeded: stored vectors were made by another embedding model.
+        ModelBackendError: the embedding or chat backend failed.
+    """
+    top_k = settings.SEARCH_DEFAULT_TOP_K if top_k is None else top_k
+    _validate(user_external_ids=user_external_ids, query=query, top_k=top_k, sources=sources)
+    scope = Scope.for_users(
+        user_external_ids=user_external_ids,
+        search_filter=search_filter or SearchFilter(),
+        sources=tuple(sources),
+        include_shared=include_shared,
+    )
+    embedding = get_embedder().embed([query])
+    hits = retrieve(scope=scope, query=query, vector=embedding.vectors[0], top_k=top_k)
+    reply = None
+    if answer:
+        reply = answer_question(question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model())
+    usage = embedding.usage + (reply.usage if reply else Usage())
+    return SearchResult(hits=hits, answer=reply, usage=usage, multi_user=scope.multi_user)
+
+
+def context(
+    *,
+    user_external_id: str,
+    session_external_id: str,
+    query: str | None = None,
+    window_turns: int | None = None,
+    max_tokens: int | None = None,
+    include_other_sessions: bool = True,
+    include_shared: bool = False,
+) -> Context:
+    """The context for a chatbot's next turn in a session: recent window, relevant memories, prompt.
+
+    Args:
+        query: what to find memories for; default: the session's latest user message (which
+            is then left out of the memories, as the window's turns are).
+        window_turns: the session's last turns returned (default ``CONTEXT_WINDOW_TURNS``; 0: none).
+        max_tokens: the memories' blocks are cut to fit this many tokens (default
+            ``CONTEXT_MAX_TOKENS``), best first.
+        include_other_sessions: memories from the user's other sessions (default); ``False``:
+            only from this session, older than the window.
+        include_shared: also system-wide knowledge.
+
+    Raises:
+        ValidationError: a bad id, query, window size or token budget (names the field).
+        ReembeddingNeeded, ModelBackendError: as ``search``.
+    """
+    window_turns = settings.CONTEXT_WINDOW_TURNS if window_turns is None else window_turns
+    max_tokens = settings.CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
+    _validate_context(
+        user_external_id=user_external_id,
+        session_external_id=session_external_id,
+        query=query,
+        window_turns=window_turns,
+        max_tokens=max_tokens,
+    )
+    session = (
+        Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
+        .select_related("user")
+        .first()
+    )
+    recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
+    window = [_window_turn(m) for m in reversed(recent)]
+    excluded = {m.pk for m in recent}
+    if query is None and session is not None:
+        latest = session.messages.filter(role=Role.USER).order_by("-created_at", "-id").first()
+        if latest is not None:
+            query = latest.content
+            excluded.add(latest.pk)
+    memories: list[Hit] = []
+    usage = Usage()
+    user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
+    if query and query.strip() and user is not None:
+        scope = Scope(
+            user_pks=(user.pk,),
+            include_shared=include_shared,
+            exclude_message_pks=tuple(sorted(excluded)),
+            session_pk=None if include_other_sessions else getattr(session, "pk", -1),
+        )
+        embedding = get_embedder().embed([query])
+        usage = embedding.usage
+        hits = retrieve(
+            scope=scope, query=query, vector=embedding.vectors[0], top_k=settings.SEARCH_DEFAULT_TOP_K, hidden=excluded
+        )
+        memories = _within_budget(_without_repeats(_relevant(hits)), max_tokens)
+    prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
+    window_tokens, memory_tokens, prompt_tokens = (
+        sum(count_tokens([t.text for t in window])),
+        sum(count_tokens([m.block() for m in memories])),
+        sum(count_tokens([prompt])) if prompt else 0,
+    )
+    return Context(
+        query=query,
+        window=window,
+        memories=memories,
+        prompt=prompt,
+        tokens={"window": window_tokens, "memories": memory_tokens, "prompt": prompt_tokens},
+        usage=usage,
+    )
+
+
+def retrieve(
+    *, scope: Scope, query: str, vector: list[float], top_k: int, hidden: set[int] | frozenset[int] = frozenset()
+) -> list[Hit]:
+    """The ``top_k`` best hits in ``scope`` for ``query`` (embedded as ``vector``), all sources fused.
+
+    ``hidden`` message ids are never shown as a hit's neighbouring turns.
+
+    Raises:
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
+    """
+    pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_HIT * top_k)
+    # One vector ranking over every kind (one embedding model, so the similarities compare), and
+    # one BM25 ranking over the messages.
+    by_vector = sorted(
+        (
+            (distance, kind, pk)
+            for kind in ("message", "summary", "knowledge", "diary")
+            for pk, distance in retrievers.dense(
+                kind=kind, scope=scope, vector=vector, limit=pool if kind == "message" else top_k
+            )
+        ),
+        key=lambda row: row[0],
+    )
+    # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
+    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
+    by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
+    message_ids = list(dict.fromkeys([pk for _, kind, pk in by_vector if kind == "message"] + by_words))
+    turns = retrievers.neighbours(message_ids=message_ids)
+    summary_sessions = retrievers.summary_sessions(summary_ids=[pk for _, kind, pk in by_vector if kind == "summary"])
+    sessions = {("message", pk): session for pk, (session, _, _) in turns.items()}
+    sessions |= {("summary", pk): session for pk, session in summary_sessions.items()}
+    ranked = fuse(
+        rankings=[[(kind, pk) for _, kind, pk in by_vector], [("message", pk) for pk in by_words]],
+        sessions=sessions,
+        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+    )
+    distances = {(kind, pk): distance for distance, kind, pk in by_vector}
+    return load_hits(
+        ranked=ranked[:top_k],
+        distances=distances,
+        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+        vector=vector,
+        hidden_message_ids=frozenset(hidden),
+    )
+
+
+def _relevant(hits: list[Hit]) -> list[Hit]:
+    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query."""
+    return [h for h in hits if h.score is not None and h.score >= settings.SEARCH_MIN_SIMILARITY]
+
+
+def _without_repeats(hits: list[Hit]) -> list[Hit]:
+    """``hits`` without the turns an earlier hit already shows; a message hit already shown is dropped."""
+    shown: set[int] = set()
+    kept = []
+    for hit in hits:
+        if hit.kind == "message":
+            if hit.id in shown:
+                continue
+            hit = replace(hit, turns=tuple(t for t in hit.turns if t.id not in shown))
+            shown.update(t.id for t in hit.turns)
+        kept.append(hit)
+    return kept
+
+
+def _within_budget(hits: list[Hit], max_tokens: int) -> list[Hit]:
+    kept, used = [], 0
+    for hit, tokens in zip(hits, count_tokens([h.block() for h in hits]), strict=True):
+        if used + tokens > max_tokens:
+            continue
+        kept.append(hit)
+        used += tokens
+    return kept
+
+
+def _window_turn(message: Message) -> Turn:
+    return Turn(
+        id=message.pk,
+        role=message.role,
+        speaker=message.speaker,
+        content=message.content,
+        text=message.embedding_text,
+        created_at=message.created_at,
+        is_hit=False,
+    )
+
+
+def _query_errors(query: str) -> list[str]:
+    if not query.strip():
+        return ["query must not be empty."]
+    if len(query) > MAX_QUERY_CHARS:
+        return [f"query must be at most {MAX_QUERY_CHARS} characters."]
+    if "\x00" in query:
+        return ["query must not contain the NUL character (U+0000)."]
+    return []
+
+
+def _validate(*, user_external_ids: list[str], query: str, top_k: int, sources: tuple[str, ...]) -> None:
+    errors: dict[str, list[str]] = {}
+    if not [u for u in user_external_ids if u.strip()]:
+        errors["userIds"] = ["Give at least one userId."]
+    elif problems := [p for u in user_external_ids for p in user_id_errors(user_external_id=u)]:
+        errors["userIds"] = problems[:1]
+    if problems := _query_errors(query):
+        errors["query"] = problems
+    if not 1 <= top_k <= settings.SEARCH_MAX_TOP_K:
+        errors["topK"] = [f"topK must be between 1 and {settings.SEARCH_MAX_TOP_K}."]
+    if not sources or set(sources) - set(SOURCES):
+        errors["sources"] = [f"sources must name at least one of {', '.join(SOURCES)}."]
+    if errors:
+        raise ValidationError(errors)
+
+
+def _validate_context(
+    *, user_external_id: str, session_external_id: str, query: str | None, window_turns: int, max_tokens: int
+) -> None:
+    errors: dict[str, list[str]] = {}
+    if problems := user_id_errors(user_external_id=user_external_id) or (
+        [] if user_external_id.strip() else ["userId must not be empty."]
+    ):
+        errors["userId"] = problems
+    if not session_external_id.strip() or "\x00" in session_external_id:
+        errors["sessionId"] = ["sessionId must be a non-empty id without NUL characters."]
+    if query is not None and (problems := _query_errors(query)):
+        errors["query"] = problems
+    if not 0 <= window_turns <= settings.MAX_PAGE_SIZE:
+        errors["windowTurns"] = [f"windowTurns must be between 0 and {settings.MAX_PAGE_SIZE}."]
+    if not 0 <= max_tokens <= 100_000:
+        errors["maxTokens"] = ["maxTokens must be between 0 and 100000."]
+    if errors:
+        raise ValidationError(errors)

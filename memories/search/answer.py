@@ -1,0 +1,72 @@
+"""Answers from retrieved hits: the supporting turns verbatim offline, or an LLM's answer that cites them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from memories.llm import ChatModel, Usage
+from memories.search.hits import Hit
+
+__all__ = ["NOT_FOUND", "Answer", "answer_question"]
+
+NOT_FOUND = "Not found in memory."
+# Supporting hits quoted by an offline answer.
+_QUOTED = 2
+
+
+@dataclass(frozen=True)
+class Answer:
+    """``text`` answers the question; ``mode`` is ``extractive`` (quoted) or ``generated`` (an LLM wrote it).
+
+    ``cited`` are the positions (0-based) in the hits given of the ones the answer rests on.
+    """
+
+    text: str
+    mode: str
+    found: bool
+    cited: tuple[int, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+
+
+def answer_question(*, question: str, hits: Sequence[Hit], relevant: Sequence[Hit], chat: ChatModel) -> Answer:
+    """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
+
+    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, turns with
+    their speaker and date ("On 8 May 2023 Caroline said: ..."); nothing is generated. An LLM
+    gets the hits as numbered blocks and cites the numbers it used.
+
+    Raises:
+        ModelBackendError: the chat backend failed.
+    """
+    if not relevant:
+        return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
+    if chat.mode == "extractive":
+        quoted = sorted(relevant, key=lambda h: h.kind != "message")[:_QUOTED]
+        return Answer(
+            text="\n".join(_quote(h) for h in quoted),
+            mode=chat.mode,
+            found=True,
+            cited=tuple(hits.index(h) for h in quoted),
+        )
+    blocks = [f"[{i}] {hit.block(multi_user=len({h.user_id for h in hits}) > 1)}" for i, hit in enumerate(hits, 1)]
+    reply = chat.answer(question=question, blocks=blocks)
+    if not reply.sufficient:
+        return Answer(text=NOT_FOUND, mode=reply.mode, found=False, usage=reply.usage)
+    cited = tuple(i - 1 for i in range(1, len(hits) + 1) if f"[{i}]" in reply.text)
+    return Answer(text=reply.text, mode=reply.mode, found=True, cited=cited, usage=reply.usage)
+
+
+def _quote(hit: Hit) -> str:
+    if hit.kind == "message":
+        return f"On {_day(hit.conversation_time)} {hit.speaker} said: \u201c{hit.content}\u201d"
+    if hit.kind == "summary":
+        return f"From the conversation of {_day(hit.conversation_time)}: {hit.content}"
+    if hit.kind == "diary":
+        return f"Diary, {_day(hit.conversation_time)}: {hit.content}"
+    return f"Known: {hit.content}"
+
+
+def _day(value: datetime | None) -> str:
+    return f"{value.day} {value:%B %Y}" if value else "an unknown date"

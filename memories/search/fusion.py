@@ -1,0 +1,61 @@
+"""One ranking from several: reciprocal rank fusion, then smoothing over neighbouring turns and sessions.
+
+Reciprocal rank fusion: Cormack, Clarke & Buettcher, "Reciprocal Rank Fusion outperforms
+Condorcet and individual Rank Learning Methods", SIGIR 2009: an item scores
+``sum(1 / (k + rank))`` over the rankings it appears in, with their ``k = 60``. Every ranking
+weighs the same, so no weight is fitted to one kind of conversation.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+__all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse"]
+
+RRF_K = 10
+# A turn gains this share of its neighbouring turns' fused scores: an answer often sits next to
+# the turn that matches the question's words.
+NEIGHBOUR_SHARE = 0.3
+# ... and this share of the best fused score in its session (a message's or the session summary's):
+# the session that holds the best match is likelier to hold the rest of the answer.
+SESSION_SHARE = 0.2
+
+Candidate = tuple[str, int]  # (kind, id)
+
+
+def fuse(
+    *,
+    rankings: Sequence[Sequence[Candidate]],
+    sessions: Mapping[Candidate, int],
+    neighbours: Mapping[int, tuple[int | None, int | None]],
+) -> list[tuple[Candidate, float]]:
+    """Fuse ``rankings`` (each best first) into one: ``(candidate, score)``, best first.
+
+    Args:
+        rankings: ranked candidates, e.g. messages by vector, messages by BM25, summaries by vector.
+        sessions: the session pk of each candidate that has one (messages, summaries).
+        neighbours: for a message id, the ids of the turns just before and after it.
+
+    Ties go to the candidate ranked first by the earliest ranking, then by the next.
+    """
+    fused: dict[Candidate, float] = defaultdict(float)
+    first_seen: dict[Candidate, tuple[int, int]] = {}
+    for order, ranking in enumerate(rankings):
+        for rank, candidate in enumerate(ranking, start=1):
+            fused[candidate] += 1.0 / (RRF_K + rank)
+            first_seen.setdefault(candidate, (order, rank))
+    best_in_session: dict[int, float] = defaultdict(float)
+    for candidate, score in fused.items():
+        if (session := sessions.get(candidate)) is not None:
+            best_in_session[session] = max(best_in_session[session], score)
+    smoothed = {}
+    for candidate, score in fused.items():
+        kind, pk = candidate
+        # A candidate without a session (knowledge, a diary) is its own session.
+        session = sessions.get(candidate)
+        smoothed[candidate] = score + SESSION_SHARE * (best_in_session[session] if session is not None else score)
+        if kind == "message":
+            before, after = neighbours.get(pk, (None, None))
+            smoothed[candidate] += NEIGHBOUR_SHARE * sum(fused.get(("message", n), 0.0) for n in (before, after) if n)
+    return sorted(smoothed.items(), key=lambda item: (-item[1], first_seen[item[0]]))

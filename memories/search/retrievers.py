@@ -1,0 +1,129 @@
+"""Rankings: dense (pgvector, exact or HNSW) and lexical (BM25 over PostgreSQL full text).
+
+Each retriever runs one statement from ``sql/`` and returns ids best first. The query vector is
+sent through pgvector's psycopg adapter.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import nullcontext
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import DataError, connection, models, transaction
+from pgvector.psycopg import register_vector
+from psycopg import sql
+
+from memories.models import Diary, Knowledge, Message, Summary
+from memories.search.scope import Scope
+
+__all__ = ["ReembeddingNeeded", "dense", "lexical", "neighbours", "summary_sessions"]
+
+# BM25's k1 (Robertson & Zaragoza 2009, their usual value).
+BM25_K1 = 1.2
+
+MODELS: dict[str, type[models.Model]] = {
+    "message": Message,
+    "summary": Summary,
+    "knowledge": Knowledge,
+    "diary": Diary,
+}
+
+
+class ReembeddingNeeded(Exception):
+    """Stored vectors were made by another embedding model than the configured one.
+
+    Raised rather than ranking vectors of two models together; ``manage.py reembed`` fixes it.
+    ``code`` is ``REEMBEDDING_NEEDED``.
+    """
+
+    code = "REEMBEDDING_NEEDED"
+
+    @classmethod
+    def of(cls, model: type[models.Model]) -> ReembeddingNeeded:
+        return cls(
+            f"Stored {model._meta.verbose_name} vectors were made by another embedding model than the configured "
+            f"{settings.EMBEDDING_MODEL!r}: run `manage.py reembed`, or configure the model that made them."
+        )
+
+
+def dense(*, kind: str, scope: Scope, vector: list[float], limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` rows of ``kind`` in ``scope`` nearest to ``vector``: ``(id, cosine distance)``, nearest first.
+
+    Args:
+        kind: one of ``memories.search.scope.SOURCES``.
+        vector: the query embedding (``EMBEDDING_DIMENSIONS`` floats).
+
+    Raises:
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
+    """
+    condition = getattr(scope, {"summary": "summaries", "message": "messages", "diary": "diaries"}.get(kind, kind))()
+    if condition is None or not scope.user_pks and kind != "knowledge":
+        return []
+    model = MODELS[kind]
+    statement = _statement("nearest.sql").format(
+        table=sql.Identifier(model._meta.db_table), scope=condition, limit=sql.Literal(limit)
+    )
+    params = {
+        **scope.params(),
+        "vector": np.asarray(vector, dtype=np.float32),
+        "exact_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
+    }
+    rows = _fetch(statement, params, model)
+    if any(embedding_model != settings.EMBEDDING_MODEL for _, embedding_model, _ in rows):
+        raise ReembeddingNeeded.of(model)
+    return [(pk, distance) for pk, _, distance in rows]
+
+
+def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
+    """Ids of the ``limit`` messages in ``scope`` best matching ``query``'s words by BM25 (k1 1.2, b 0).
+
+    The inverse document frequencies are those of the scoped messages, so a word every turn of
+    the user holds (a speaker's name) weighs little. ``[]`` when the query has no terms.
+    """
+    condition = scope.messages()
+    if condition is None or not scope.user_pks or not re.search(r"\w", query):
+        return []
+    statement = _statement("bm25.sql").format(scope=condition, limit=sql.Literal(limit))
+    return [row[0] for row in _fetch(statement, {**scope.params(), "query": query, "k1": BM25_K1}, Message)]
+
+
+def neighbours(*, message_ids: list[int]) -> dict[int, tuple[int, int | None, int | None]]:
+    """For each message id: ``(session pk, id of the turn before, id of the turn after)`` in its session."""
+    if not message_ids:
+        return {}
+    rows = _fetch(_statement("turns.sql"), {"ids": message_ids}, Message)
+    return {pk: (session, before, after) for pk, session, before, after in rows}
+
+
+@cache
+def _statement(name: str) -> sql.SQL:
+    return sql.SQL((Path(__file__).parent / "sql" / name).read_text())
+
+
+def _fetch(statement: sql.Composable, params: dict[str, object], model: type[models.Model]) -> list[tuple]:
+    """Run one statement on Django's connection; a pgvector dimension mismatch is ``ReembeddingNeeded``."""
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.adapters.types.get("vector") is None:
+        register_vector(raw)
+    text = statement.as_string(raw)
+    try:
+        # In an outer transaction a failed statement would abort it: keep the error in a savepoint.
+        with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
+            cursor.execute(text, params)
+            return cursor.fetchall()
+    except DataError as exc:
+        if "vector" not in str(exc):
+            raise
+        raise ReembeddingNeeded.of(model) from exc  # pgvector: "different vector dimensions 384 and 1536"
+
+
+def summary_sessions(*, summary_ids: list[int]) -> dict[int, int]:
+    """The session pk of each summary id."""
+    if not summary_ids:
+        return {}
+    return dict(Summary.objects.filter(pk__in=summary_ids).values_list("pk", "session_id"))

@@ -1,0 +1,69 @@
+"""chatmemory-style reads and deletes: last N messages, recent sessions, delete-all, summarise now."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def at(minutes_ago: int) -> str:
+    return (datetime.now(UTC) - timedelta(minutes=minutes_ago)).isoformat()
+
+
+def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(add_messages, gql):
+    add_messages("alice", "s1", [{"role": "user", "content": f"m{i}", "createdAt": at(30 - i)} for i in range(30)])
+    last = gql('{ history(userId: "alice", order: NEWEST_FIRST, limit: 3) { items { content } } }')
+    assert [m["content"] for m in last["data"]["history"]["items"]] == ["m29", "m28", "m27"]
+    first = gql('{ history(userId: "alice", limit: 2) { items { content } } }')
+    assert [m["content"] for m in first["data"]["history"]["items"]] == ["m0", "m1"]
+    recent = gql('{ history(userId: "alice", withinSeconds: 330) { items { content } } }')
+    assert [m["content"] for m in recent["data"]["history"]["items"]] == ["m25", "m26", "m27", "m28", "m29"]
+
+
+def test_sessions_newest_first_and_recent_only(add_messages, gql):
+    add_messages("alice", "old", [{"role": "user", "content": "a", "createdAt": at(600)}])
+    add_messages("alice", "new", [{"role": "user", "content": "b", "createdAt": at(5)}])
+    ordered = gql('{ sessions(userId: "alice", order: NEWEST_FIRST) { items { sessionId } } }')
+    assert [s["sessionId"] for s in ordered["data"]["sessions"]["items"]] == ["new", "old"]
+    recent = gql('{ sessions(userId: "alice", withinSeconds: 3600) { items { sessionId } } }')
+    assert [s["sessionId"] for s in recent["data"]["sessions"]["items"]] == ["new"]
+
+
+def test_negative_within_seconds_is_refused(gql):
+    body = gql('{ history(userId: "alice", withinSeconds: -1) { items { id } } }')
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+def test_delete_all_knowledge_and_diaries_of_a_user(add_messages, gql):
+    for text in ("Alice likes tea.", "Alice lives in Porto."):
+        gql(
+            'mutation($c: String!) { addKnowledge(userId: "alice", content: $c) { ... on Knowledge { id } } }',
+            {"c": text},
+        )
+    gql('mutation { addKnowledge(userId: "bob", content: "Bob likes coffee.") { ... on Knowledge { id } } }')
+    for day in ("2024-01-01", "2024-01-02"):
+        gql(
+            'mutation($d: Date!) { upsertDiary(userId: "alice", diaryDate: $d, content: "A day.") { __typename } }',
+            {"d": day},
+        )
+    deleted = gql('mutation { deleteAllKnowledge(userId: "alice") { ... on DeleteAllResult { deleted } } }')
+    assert deleted["data"]["deleteAllKnowledge"]["deleted"] == 2
+    diaries = gql('mutation { deleteAllDiaries(userId: "alice") { ... on DeleteAllResult { deleted } } }')
+    assert diaries["data"]["deleteAllDiaries"]["deleted"] == 2
+    left = gql('{ knowledge(userId: "bob") { items { content } } }')
+    assert [k["content"] for k in left["data"]["knowledge"]["items"]] == ["Bob likes coffee."]
+    assert gql('{ knowledge(userId: "alice") { totalCount } }')["data"]["knowledge"]["totalCount"] == 0
+
+
+def test_create_summaries_max_count_takes_the_most_recent_sessions(add_messages, gql):
+    for i, minutes in enumerate((300, 200, 100)):
+        add_messages("alice", f"s{i}", [{"role": "user", "content": f"Session {i} talk.", "createdAt": at(minutes)}])
+    gql('mutation { deleteSummaries(userId: "alice") { deletedSummaries } }')
+    body = gql(
+        'mutation { createSummaries(userId: "alice", maxCount: 2, overwrite: true) '
+        "{ ... on QueuedSummariesResult { queuedSessionIds } } }"
+    )
+    assert body["data"]["createSummaries"]["queuedSessionIds"] == ["s1", "s2"]

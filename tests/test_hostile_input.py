@@ -1,0 +1,504 @@
+"""Hostile and malformed requests over HTTP: every one gets a JSON answer with a 4xx or a stable
+error code, never a server error; authorization covers a document as a whole; forgetting
+removes the audit copies of deleted text; knowledge and diary content have length caps."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from django.core.management import CommandError, call_command
+from django.test import Client
+from django.utils import timezone
+
+from memories import tasks
+from memories.models import EndUser, Knowledge, Message
+from tests.conftest import ADD_MESSAGES
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def raw_post(client, trusted_key):  # noqa: ANN001, ANN201
+    """POST raw bytes to /graphql/ with an all-users key; returns the response."""
+
+    def post(body: bytes | str, *, content_type: str = "application/json", **extra: Any):  # noqa: ANN202
+        return client.post(
+            "/graphql/", data=body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {trusted_key}", **extra
+        )
+
+    return post
+
+
+def _code(body: dict[str, Any]) -> str:
+    return body["errors"][0]["extensions"]["code"]
+
+
+# --- request bodies --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b'"x"', "must be a JSON object"),
+        (b"5", "must be a JSON object"),
+        (b"null", "must be a JSON object"),
+        (b"true", "must be a JSON object"),
+        (b'["x"]', "must be a JSON object"),
+        (b"\xff\xfe{", "not UTF-8"),
+        (b'{"query": "{ __typename }"', "Unable to parse request body as JSON"),
+        (b'{"query": "{ __typename }", "variables": {"n": ' + b"1" * 5000 + b"}}", "number"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_a_body_that_is_not_a_json_object_gets_a_json_400(raw_post, body, says):
+    response = raw_post(body)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    answer = response.json()
+    assert answer["data"] is None
+    assert _code(answer) == "BAD_REQUEST"
+    assert says in answer["errors"][0]["message"]
+
+
+def test_two_operations_without_an_operation_name_get_400(raw_post):
+    document = 'query A { sessions(userId: "u") { totalCount } } query B { sessions(userId: "v") { totalCount } }'
+    response = raw_post(json.dumps({"query": document}))
+    assert response.status_code == 400
+    assert "operationName" in response.json()["errors"][0]["message"]
+    chosen = raw_post(json.dumps({"query": document, "operationName": "B"}))
+    assert chosen.status_code == 200
+    assert chosen.json() == {"data": {"sessions": {"totalCount": 0}}}
+
+
+@pytest.mark.parametrize("size", ["at", "over"])
+def test_a_chunked_body_over_the_limit_gets_413_and_one_under_it_is_read(raw_post, settings, size):
+    settings.MAX_REQUEST_BYTES = 4096
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
+    document = json.dumps({"query": '{ sessions(userId: "u") { totalCount } }'})
+    body = document + " " * (4096 - len(document) + (1 if size == "over" else 0))
+    # A de-chunking WSGI server (gunicorn) sends no Content-Length and says the input ends.
+    response = raw_post(
+        body, CONTENT_LENGTH="", **{"wsgi.input": io.BytesIO(body.encode()), "wsgi.input_terminated": True}
+    )
+    if size == "over":
+        assert response.status_code == 413
+        assert _code(response.json()) == "PAYLOAD_TOO_LARGE"
+    else:
+        assert response.status_code == 200
+        assert response.json() == {"data": {"sessions": {"totalCount": 0}}}
+
+
+# --- coercion errors -------------------------------------------------------------------------
+
+ADD_AT = """
+mutation($at: DateTime) {
+  addMessages(userId: "u", sessionId: "s", messages: [{role: "user", content: "hi", createdAt: $at}]) { __typename }
+}
+"""
+ADD_WITH_METADATA = """
+mutation($metadata: JSON) {
+  addMessages(userId: "u", sessionId: "s", messages: [{role: "user", content: "hi", metadata: $metadata}]) {
+    __typename
+    ... on OperationInfo { messages { field message } }
+  }
+}
+"""
+SEARCH_OFFSET = """
+query($offset: Float) {
+  search(input: {userId: "u", query: "x", utcOffsetHours: $offset}) { __typename }
+}
+"""
+DIARIES_ON = 'query($day: Date) { diaries(userId: "u", diaryDate: $day) { totalCount } }'
+
+
+@pytest.mark.parametrize(
+    ("document", "variables", "named"),
+    [
+        (ADD_AT, {"at": "not a date"}, "$at"),
+        (ADD_AT, {"at": "2024-02-30T10:00:00Z"}, "$at"),
+        (ADD_AT, {"at": "2024-01-01T00:00:00+25:00"}, "$at"),
+        (ADD_AT, {"at": "0000-01-01T00:00:00Z"}, "$at"),
+        (ADD_AT, {"at": "10000-01-01T00:00:00Z"}, "$at"),
+        (DIARIES_ON, {"day": "2024-02-30"}, "$day"),
+        (DIARIES_ON, {"day": "yesterday"}, "$day"),
+    ],
+)
+def test_an_unparsable_date_is_bad_user_input_naming_the_variable(gql, document, variables, named):
+    answer = gql(document, variables)
+    assert answer["data"] is None
+    assert _code(answer) == "BAD_USER_INPUT"
+    assert named in answer["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_number_that_is_not_finite_is_bad_user_input(raw_post, number):
+    body = f'{{"query": {json.dumps(SEARCH_OFFSET)}, "variables": {{"offset": {number}}}}}'
+    answer = raw_post(body).json()
+    assert _code(answer) == "BAD_USER_INPUT"
+    assert "$offset" in answer["errors"][0]["message"]
+
+
+def test_an_integer_literal_over_4300_digits_is_bad_user_input_naming_the_argument(gql):
+    answer = gql('{ sessions(userId: "u", limit: %s) { totalCount } }' % ("1" * 5000))
+    assert _code(answer) == "BAD_USER_INPUT"
+    assert "Int" in answer["errors"][0]["message"]
+    assert len(answer["errors"][0]["message"]) <= 500
+
+
+def test_a_created_at_overflowing_in_utc_is_bad_user_input_and_stores_nothing(gql):
+    answer = gql(ADD_AT, {"at": "9999-12-31T23:00:00-05:00"})
+    assert _code(answer) == "BAD_USER_INPUT"
+    assert "addMessages" in answer["errors"][0]["message"]
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [{"\ud800": "key"}, {"value": "lone \udc00 surrogate"}, {"list": ["ok", "\ud83d"]}],
+    ids=["key", "value", "in-a-list"],
+)
+def test_a_lone_surrogate_in_metadata_is_refused_naming_metadata(raw_post, metadata):
+    body = json.dumps({"query": ADD_WITH_METADATA, "variables": {"metadata": metadata}})  # \\ud800 escapes
+    answer = raw_post(body).json()
+    result = answer["data"]["addMessages"]
+    assert result["__typename"] == "OperationInfo"
+    assert result["messages"][0]["field"] == "messages.0.metadata"
+    assert "surrogate" in result["messages"][0]["message"]
+    assert not Message.objects.exists()
+
+
+def test_an_emoji_in_metadata_is_stored(gql):
+    answer = gql(ADD_WITH_METADATA, {"metadata": {"mood": "\U0001f600"}})
+    assert answer["data"]["addMessages"]["__typename"] == "AddMessagesResult"
+    assert Message.objects.get().metadata == {"mood": "\U0001f600"}
+
+
+def test_metadata_nested_500_deep_is_never_a_server_error(raw_post):
+    nested = '{"a":' * 500 + "1" + "}" * 500
+    body = f'{{"query": {json.dumps(ADD_WITH_METADATA)}, "variables": {{"metadata": {nested}}}}}'
+    response = raw_post(body)
+    assert response.status_code == 200
+    answer = response.json()
+    assert "INTERNAL_ERROR" not in json.dumps(answer)
+
+
+def test_a_client_error_is_logged_as_one_line_without_a_traceback(gql, caplog):
+    with caplog.at_level(logging.INFO):
+        gql(ADD_AT, {"at": "2024-02-30T10:00:00Z"})
+    records = [r for r in caplog.records if r.name.startswith(("memories", "strawberry"))]
+    assert records
+    assert all(r.levelno <= logging.WARNING and r.exc_info is None for r in records)
+    assert all("\n" not in r.getMessage() for r in records)
+
+
+def test_a_server_error_is_logged_with_its_traceback(gql, caplog, monkeypatch):
+    from memories import selectors
+
+    def broken(**kwargs: object) -> None:
+        raise RuntimeError("the database fell over")
+
+    monkeypatch.setattr(selectors, "session_list", broken)
+    with caplog.at_level(logging.INFO):
+        answer = gql('{ sessions(userId: "u") { totalCount } }')
+    assert _code(answer) == "INTERNAL_ERROR"
+    assert "fell over" not in json.dumps(answer)
+    assert any(r.levelno == logging.ERROR and r.exc_info for r in caplog.records)
+
+
+# --- authorization of a document as a whole -------------------------------------------------
+
+ADD_KNOWLEDGE_TWICE = """
+mutation($allowed: String!, $forbidden: String!) {
+  first: addKnowledge(userId: $allowed, content: "Bob likes tea.") { __typename }
+  second: addKnowledge(userId: $forbidden, content: "Alice likes coffee.") { __typename }
+}
+"""
+
+
+@pytest.mark.parametrize("order", ["allowed-first", "forbidden-first"])
+def test_a_mutation_document_with_a_forbidden_field_writes_nothing(gql, make_api_key, order):
+    allowed, forbidden = ("bob", "alice") if order == "allowed-first" else ("alice", "bob")
+    key = make_api_key("bob")
+    variables = {"allowed": allowed, "forbidden": forbidden}
+    answer = gql(ADD_KNOWLEDGE_TWICE, variables, key=key)
+    assert answer["data"] is None
+    assert [e["extensions"]["code"] for e in answer["errors"]] == ["FORBIDDEN"]
+    assert "alice" in answer["errors"][0]["message"]
+    assert not Knowledge.objects.exists()
+
+
+def test_a_forbidden_field_behind_a_fragment_or_a_default_is_refused_before_anything_runs(gql, make_api_key):
+    key = make_api_key("bob")
+    document = """
+    mutation($who: String! = "alice") {
+      ok: addKnowledge(userId: "bob", content: "Bob likes tea.") { __typename }
+      ... on Mutation { addKnowledge(userId: $who, content: "Alice likes coffee.") { __typename } }
+    }
+    """
+    answer = gql(document, key=key)
+    assert _code(answer) == "FORBIDDEN"
+    assert not Knowledge.objects.exists()
+
+
+def test_a_document_of_allowed_fields_runs(gql, make_api_key):
+    key = make_api_key("bob")
+    answer = gql(ADD_KNOWLEDGE_TWICE, {"allowed": "bob", "forbidden": "bob"}, key=key)
+    assert answer == {"data": {"first": {"__typename": "Knowledge"}, "second": {"__typename": "Knowledge"}}}
+
+
+# --- length caps -----------------------------------------------------------------------------
+
+
+def test_knowledge_content_over_max_knowledge_chars_is_refused(gql, settings):
+    settings.MAX_KNOWLEDGE_CHARS = 100
+    document = """
+    mutation($content: String!) {
+      addKnowledge(userId: "u", content: $content) {
+        __typename ... on OperationInfo { messages { field message } }
+      }
+    }
+    """
+    refused = gql(document, {"content": "x" * 101})["data"]["addKnowledge"]
+    assert refused["messages"] == [
+        {"field": "content", "message": "content is longer than 100 characters (MAX_KNOWLEDGE_CHARS)."}
+    ]
+    assert gql(document, {"content": "x" * 100})["data"]["addKnowledge"]["__typename"] == "Knowledge"
+
+
+def test_diary_content_over_max_diary_chars_is_refused(gql, settings):
+    settings.MAX_DIARY_CHARS = 100
+    document = """
+    mutation($content: String!) {
+      upsertDiary(userId: "u", diaryDate: "2024-05-01", content: $content) {
+        __typename ... on OperationInfo { messages { field message } }
+      }
+    }
+    """
+    refused = gql(document, {"content": "x" * 101})["data"]["upsertDiary"]
+    assert refused["messages"] == [
+        {"field": "content", "message": "content is longer than 100 characters (MAX_DIARY_CHARS)."}
+    ]
+    assert gql(document, {"content": "x" * 100})["data"]["upsertDiary"]["__typename"] == "Diary"
+
+
+# --- forgetting forgets ----------------------------------------------------------------------
+
+SECRET = "The safe's code is 4711."
+
+
+def _fact_edited_in_the_admin(gql) -> int:  # noqa: ANN001
+    """A fact of user "u" added over the API, then edited by staff in the admin (logged there)."""
+    added = gql(
+        'mutation($c: String!) { addKnowledge(userId: "u", content: $c) { ... on Knowledge { id } } }', {"c": SECRET}
+    )
+    knowledge_id = int(added["data"]["addKnowledge"]["id"])
+    staff = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
+    admin = Client()
+    admin.force_login(staff)
+    response = admin.post(
+        f"/admin/memories/knowledge/{knowledge_id}/change/",
+        {"user": EndUser.objects.get(external_id="u").pk, "content": SECRET + " Changed.", "status": "active"},
+    )
+    assert response.status_code == 302, response.content
+    assert LogEntry.objects.filter(action_flag=CHANGE, object_repr__contains="4711").exists()
+    assert Knowledge.history.filter(content__contains="4711").exists()
+    return knowledge_id
+
+
+def _traces_of_the_secret() -> list[str]:
+    traces = [f"history: {h.content}" for h in Knowledge.history.filter(content__contains="4711")]
+    traces += [
+        f"admin log: {e.object_repr} {e.change_message}"
+        for e in LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(Knowledge))
+        if "4711" in e.object_repr or "4711" in e.change_message
+    ]
+    return traces
+
+
+def test_delete_knowledge_removes_the_text_from_audit_history_and_admin_log(gql):
+    knowledge_id = _fact_edited_in_the_admin(gql)
+    answer = gql('mutation($id: ID!) { deleteKnowledge(id: $id, userId: "u") { __typename } }', {"id": knowledge_id})
+    assert answer["data"]["deleteKnowledge"]["__typename"] == "DeleteKnowledgeResult"
+    assert _traces_of_the_secret() == []
+
+
+def test_forget_user_removes_an_edited_facts_text_from_the_admin_log(gql):
+    _fact_edited_in_the_admin(gql)
+    gql(ADD_MESSAGES, {"userId": "u", "sessionId": "s", "channel": "", "messages": [{"role": "user", "content": "hi"}]})
+    answer = gql('mutation { forgetUser(userId: "u") { ... on ForgetUserResult { knowledge messages } } }')
+    assert answer["data"]["forgetUser"] == {"knowledge": 1, "messages": 1}
+    assert _traces_of_the_secret() == []
+    assert not LogEntry.objects.filter(object_repr__contains="4711").exists()
+
+
+def test_delete_history_removes_a_raised_facts_text_from_the_admin_log(gql):
+    gql(
+        ADD_MESSAGES,
+        {"userId": "u", "sessionId": "s", "channel": "", "messages": [{"role": "user", "content": SECRET}]},
+    )
+    message = Message.objects.get()
+    fact = Knowledge.objects.create(user=message.user, content=SECRET, source_session=message.session)
+    fact.source_messages.set([message])
+    staff = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
+    LogEntry.objects.log_actions(user_id=staff.pk, queryset=[fact], action_flag=CHANGE, change_message="edited")
+    answer = gql('mutation { deleteHistory(userId: "u") { ... on DeleteHistoryResult { deletedMessages } } }')
+    assert answer["data"]["deleteHistory"] == {"deletedMessages": 1}
+    assert _traces_of_the_secret() == []
+
+
+# --- importing real, imperfect files ---------------------------------------------------------
+
+PHOTO = "data:image/jpeg;base64," + "A" * 16_000
+
+
+def _locomo(tmp_path, samples: list) -> str:  # noqa: ANN001
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(samples))
+    return str(path)
+
+
+def _sample(sample_id: str, **sessions: object) -> dict:
+    return {"sample_id": sample_id, "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **sessions}}
+
+
+def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:  # noqa: ANN001
+    out, err = io.StringIO(), io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_conversations", path, stdout=out, stderr=err, verbosity=0)
+    return out.getvalue(), err.getvalue()
+
+
+def test_an_inline_photo_and_bad_turns_and_sessions_never_abort_an_import(tmp_path, django_capture_on_commit_callbacks):
+    date = "1:56 pm on 8 May, 2023"
+    path = _locomo(
+        tmp_path,
+        [
+            _sample(
+                "conv-1",
+                session_1_date_time=date,
+                session_1=[
+                    {"speaker": "Ann", "dia_id": "D1:1", "text": "Look!", "img_url": [PHOTO], "blip_caption": "a dog"},
+                    {"speaker": "Bo", "dia_id": "D1:2", "text": "Cute."},
+                ],
+                session_2_date_time=date,
+                session_2=[
+                    {"speaker": "Ann", "dia_id": "D2:1", "text": "Long caption.", "blip_caption": "x" * 20_000},
+                    {"speaker": "Ann", "text": "No dia_id."},
+                    "not a turn",
+                    {"speaker": "Bo", "dia_id": "D2:4", "text": "Nul \u0000 inside."},
+                ],
+                session_3=[{"speaker": "Ann", "dia_id": "D3:1", "text": "No date."}],
+                session_4_date_time=date,
+                session_4=[{"speaker": "Ann", "dia_id": "D4:1", "text": "Fine."}],
+            ),
+            {"sample_id": "conv-2"},
+            _sample(
+                "conv-3", session_1_date_time=date, session_1=[{"speaker": "Bo", "dia_id": "x" * 300, "text": "Hi"}]
+            ),
+        ],
+    )
+    out, err = _import(path, django_capture_on_commit_callbacks)
+
+    photo = Message.objects.get(external_id="D1:1")
+    assert photo.metadata == {"speaker": "Ann", "dia_id": "D1:1", "image_caption": "a dog"}
+    assert "a dog" in photo.embedding_text
+    long_caption = Message.objects.get(external_id="D2:1")
+    assert len(json.dumps(long_caption.metadata)) <= 16384
+    assert Message.objects.get(external_id="D2:4").content == "Nul  inside."
+    assert sorted(Message.objects.values_list("external_id", flat=True)) == ["D1:1", "D1:2", "D2:1", "D2:4", "D4:1"]
+    assert "warning: conv-1, session_1, turn 1: img_url: an inline data: URL" in err
+    assert "warning: conv-1, session_2, turn 1: blip_caption cut" in err
+    assert "warning: conv-1, session_2, turn 2: dropped" in err
+    assert "warning: conv-1, session_2, turn 3: dropped" in err
+    assert "warning: conv-1, session_2, turn 4: text: characters PostgreSQL cannot store" in err
+    assert "skipped: conv-1, session_3: no session_3_date_time" in err
+    assert "skipped: sample #2: no 'conversation'" in err
+    assert "skipped: conv-3, session_1: externalId must be at most 255 characters." in err
+    assert "Traceback" not in out + err
+    assert "1 users, 3 sessions imported: 5 messages stored, 0 already there; 3 skipped, 5 warnings." in out
+
+
+def test_an_import_fails_only_when_nothing_could_be_read(tmp_path, django_capture_on_commit_callbacks):
+    path = _locomo(tmp_path, [_sample("conv-1", session_1=[{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi."}])])
+    with pytest.raises(CommandError, match="Nothing could be imported.*conv-1, session_1: no session_1_date_time"):
+        _import(path, django_capture_on_commit_callbacks)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b'[{"sample_id": "conv-1"', "Expecting"),
+        (b"\xff\xfe[]", "utf-8"),
+        (b'{"not": "a list"}', "JSON list of samples"),
+    ],
+    ids=["truncated-json", "not-utf-8", "not-a-list"],
+)
+def test_an_unreadable_file_is_a_command_error_not_a_traceback(tmp_path, content, says):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(CommandError, match=says):
+        call_command("import_conversations", str(path))
+
+
+@pytest.mark.parametrize("where", ["missing", "directory"])
+def test_a_path_that_is_not_a_file_is_a_command_error(tmp_path, where):
+    path = tmp_path / "nothing.json" if where == "missing" else tmp_path
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("import_conversations", str(path))
+
+
+# --- failed fact extraction ------------------------------------------------------------------
+
+
+def _failed_extraction(session_id: int, *, task_id: str, sweep_round: int | None = None) -> None:
+    """Record, as django-q2's monitor does for the worker, that a session's fact extraction failed."""
+    from django_q.brokers import get_broker
+    from django_q.monitor import save_task
+
+    stopped = timezone.now() - timedelta(hours=1)
+    task = {
+        "id": task_id,
+        "name": task_id,
+        "func": "memories.tasks.extract_knowledge",
+        "args": (session_id,),
+        "kwargs": {} if sweep_round is None else {"sweep_round": sweep_round},
+        "started": stopped,
+        "stopped": stopped,
+        "success": False,
+        "result": "ModelBackendError: down",
+    }
+    save_task(task, get_broker())
+
+
+def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_failed(gql, settings):
+    from django_q.models import Failure
+
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
+    gql(
+        ADD_MESSAGES,
+        {
+            "userId": "aiko",
+            "sessionId": "s1",
+            "channel": "",
+            "messages": [{"role": "user", "content": "I moved to Osaka."}],
+        },
+    )
+    Knowledge.objects.all().delete()
+    session = Message.objects.get().session
+    _failed_extraction(session.pk, task_id="first")
+    assert tasks.sweep()["extractions"] == 1
+    assert not Failure.objects.exists()
+    assert Knowledge.objects.filter(user__external_id="aiko", status="candidate", source_session=session).exists()
+
+    # After its last round, the failure stays where staff see it, and is not queued again.
+    _failed_extraction(session.pk, task_id="last", sweep_round=tasks.EXTRACTION_SWEEP_ROUNDS)
+    assert tasks.sweep()["extractions"] == 0
+    assert list(Failure.objects.values_list("id", flat=True)) == ["last"]
