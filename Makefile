@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run worker test lint bench bench-retrieval bench-speed
+.PHONY: install browser run worker test lint bench bench-retrieval bench-speed bench-chatmemory fuzz
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,22 +19,30 @@ browser:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
+# The Procfile's processes (web: gunicorn, worker: django-q2), supervised; Ctrl-C stops them all.
 run: install
 	$(PY) manage.py serve
 
+# The background worker alone (the Procfile's `worker`), e.g. on a second machine.
 worker: install
-	$(PY) manage.py qcluster
+	$(PY) manage.py serve worker
 
 # pytest exits 5 when it collects no tests: that is a failure, not a pass.
 test: install browser
 	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
+# Fuzz the GraphQL API (tests/test_fuzz.py) with many more cases than `make test` runs:
+# FUZZ_EXAMPLES cases per operation (about 20 operations). Asserted: no 5xx, no INTERNAL_ERROR.
+FUZZ_EXAMPLES ?= 500
+fuzz: install
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/test_fuzz.py -q -p no:cacheprovider
+
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
-# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale.
-bench: bench-retrieval bench-speed
+# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us.
+bench: bench-retrieval bench-speed bench-chatmemory
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
@@ -42,3 +50,12 @@ bench-retrieval: install
 # The first run builds the 10k/100k/1M-message datasets (about 30 minutes); later runs reuse them.
 bench-speed: install
 	$(PY) -m bench.speed
+
+# chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.
+CHATMEMORY_VENV := var/chatmemory-venv
+$(CHATMEMORY_VENV)/bin/python:
+	$(PYTHON) -m venv $(CHATMEMORY_VENV)
+	$(CHATMEMORY_VENV)/bin/pip install --quiet chatmemory==0.2.8
+
+bench-chatmemory: install $(CHATMEMORY_VENV)/bin/python
+	$(PY) -m bench.compare_chatmemory

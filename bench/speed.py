@@ -1,4 +1,4 @@
-"""Speed and scale benchmark: search latency through GraphQL over HTTP, ingest, worker, memory.
+"""Speed and scale benchmark: what a user calls, over HTTP against the served service; ingest; worker.
 
 Run from the repository root::
 
@@ -11,25 +11,27 @@ The table goes to stdout, everything measured to ``bench/results/speed-<UTC time
 For each size (``bench.synthetic``: N messages over 1,000 end users with proportional
 summaries, knowledge and diaries, random unit vectors; built once and reused):
 
-1. **Database round-trips per search**: one GraphQL search request run in-process through
-   Django's test client (authentication included), its queries counted with
-   ``CaptureQueriesContext``, for ``topK`` 1, 5, 10, 25 and 50, retrieval-only and full.
-2. **Latency**: the service is started as in production (``manage.py serve --no-worker``:
-   cheroot, WSGI) on the dataset, and ``--queries`` LoCoMo questions, each asked about a
-   random end user, are sent one after the other over one keep-alive HTTP connection after
-   a first pass that searches each end user once (timed apart: the first search of a user
-   whose rows are not in PostgreSQL's buffer cache yet). Two modes, both with
-   ``searchContent: true`` and the default ``topK`` (5):
-   ``retrieval`` (``answer: false``: query embedding, stage 1 and stage 2 retrieval) and
-   ``full`` (the answer stage too, with ``bench.zero_latency.ZeroLatencyChatModel``, which
-   answers at once and always says "insufficient", so both stages and both answer calls
-   run). Client-side wall time per request; p50 / p95 / p99 (nearest-rank).
-3. **Floor**: the same questions embedded one at a time in this process by the same
-   offline model, while the server is idle: the median is the time no search can beat.
-   Searches and floor alternate in ``FLOOR_BLOCKS`` blocks of the questions
-   (``_latency_and_floor``), so that both meet the same phases of the machine's speed.
-4. **Peak RSS** (``VmHWM``) after the latency runs: the web process, and the embedding
-   model's own process (``EMBEDDING_PROCESS``, on by default in the web server).
+1. **Database round-trips per request**: one GraphQL ``search`` (default arguments, for
+   ``topK`` 1, 5, 10, 25 and 50) and one ``context``, run in-process through Django's test
+   client (authentication included), their queries counted with ``CaptureQueriesContext``.
+2. **Latency**: the service is started as ``make run`` starts it (``manage.py serve
+   --no-worker``: gunicorn on the Procfile's ``web`` line) on the dataset, and ``--queries``
+   LoCoMo questions, each about a random end user, are sent one after the other over one
+   keep-alive HTTP connection, after a first pass that searches each end user once (timed
+   apart: the first search of a user whose rows are not in PostgreSQL's buffer cache yet).
+   Three requests (``MODES``): ``search`` (``search(input: {userId, query})``, nothing else
+   set: the answer on, with the configured chat backend, offline the verbatim turns),
+   ``retrieval`` (the same with ``answer: false``) and ``context`` (``context(input: {userId,
+   sessionId, query})``, a session of that user). Client-side wall time per request;
+   p50 / p95 / p99 (nearest-rank).
+3. **Floor**: the same questions embedded one at a time in this process by the offline
+   model as sentence-transformers runs it (PyTorch), with a thread per core and with the
+   web process's ``EMBEDDING_THREADS``: the faster median is the time no search can beat.
+   The service's own runtime (ONNX Runtime by default) is measured beside it. Requests and
+   floor alternate in ``FLOOR_BLOCKS`` blocks of the questions (``_latency_and_floor``), so
+   that both meet the same phases of the machine's speed. The targets (issue 21): p50 <=
+   1.5 x floor + 5 ms and p95 <= 50 ms, for ``search`` and ``context``.
+4. **Peak RSS** (``VmHWM``) of the web server's worker process after the latency runs.
 
 Once per run, on a fresh database ``bench_ingest``:
 
@@ -37,9 +39,12 @@ Once per run, on a fresh database ``bench_ingest``:
    new end user's session (so no summary work is queued), the worker stopped: accepted
    messages per second.
 6. **Worker**: the model's raw batch throughput on those texts (``Embedder.embed`` in
-   batches of ``EMBEDDING_BATCH_SIZE``, in this process), then the django-q2 worker
-   (``manage.py qcluster``) is started and timed until every message has its vector:
-   embeddings per second, their ratio, and the worker's peak RSS (its processes together).
+   batches of ``EMBEDDING_BATCH_SIZE``, in this process), then the worker is started as
+   ``make worker`` starts it (``manage.py serve worker``) and timed until every message has
+   its vector: embeddings per second, their ratio, and the worker's peak RSS (its processes
+   together).
+
+chatmemory side by side on one LoCoMo conversation: ``bench.compare_chatmemory``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import logging
 import math
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -66,31 +72,62 @@ from urllib.parse import urlsplit, urlunsplit
 from bench.retrieval import DEFAULT_PATH, REPO_ROOT, RESULTS_DIR, _code_version, _machine, setup_django
 from bench.synthetic import DEFAULT_USERS, _connect_admin, ensure_dataset, size_label, use_database
 
-__all__ = ["main", "percentile", "run"]
+__all__ = [
+    "Server",
+    "bench_api_key",
+    "database_url",
+    "free_port",
+    "latency_figures",
+    "main",
+    "meets_targets",
+    "percentile",
+    "run",
+    "served",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_QUERIES = 500
 WARM_UP_QUERIES = 20
-# The timed searches and the floor's embeddings alternate in this many blocks
+# The timed requests and the floor's embeddings alternate in this many blocks
 # (``_latency_and_floor``), each block after the first preceded by this many untimed ones.
 FLOOR_BLOCKS = 5
 BLOCK_WARM_UP = 2
-# The embedding measured after the idle time a search leaves the model (``_idle_floor``).
-IDLE_FLOOR = "after_idle_gap"
-# The query embedded in-process by the service's own runtime (``_floor_embedders``).
+# The service's runtime, measured beside the floor (``_floor_embedders``).
 SERVICE_RUNTIME = "service_runtime"
 ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
 INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
-ZERO_LATENCY_CHAT = "bench.zero_latency.ZeroLatencyChatModel"
 SMOKE = {"sizes": (2000,), "users": 100, "queries": 20, "ingest": {1: 10, 10: 20, 100: 200}}
 INGEST_DATABASE = "bench_ingest"
+# Issue 21's targets for ``search`` and ``context``: p50 <= FLOOR_FACTOR x floor + FLOOR_MARGIN_MS, p95 <= P95_MS.
+FLOOR_FACTOR = 1.5
+FLOOR_MARGIN_MS = 5.0
+P95_MS = 50.0
+# The requests timed, in the order each block sends them; the targets apply to search and context.
+MODES = ("search", "retrieval", "context")
+TARGET_MODES = ("search", "context")
 
 SEARCH = """
 query Search($input: SearchInput!) {
   search(input: $input) {
-    ... on SearchResult { answer answerMode stages hits { kind id score } }
+    ... on SearchResult {
+      answer answerMode found
+      hits { kind id score relevance content conversationTime sessionId speaker }
+    }
+    ... on OperationInfo { messages { message } }
+  }
+}
+"""
+CONTEXT = """
+query Context($input: ContextInput!) {
+  context(input: $input) {
+    ... on Context {
+      prompt
+      window { role content }
+      memories { kind id score content }
+      tokens { window memories prompt tokenizer }
+    }
     ... on OperationInfo { messages { message } }
   }
 }
@@ -105,6 +142,27 @@ mutation Add($userId: String!, $sessionId: String!, $messages: [MessageInput!]!)
 """
 
 
+@dataclass(frozen=True)
+class Question:
+    """One timed request's subject: an end user, one of their sessions, a LoCoMo question."""
+
+    user: str
+    session: str
+    text: str
+
+
+def _request(mode: str, question: Question, *, top_k: int | None = None) -> tuple[str, dict[str, Any]]:
+    """The GraphQL document and variables of ``mode`` (``MODES``) for ``question``."""
+    if mode == "context":
+        return CONTEXT, {"input": {"userId": question.user, "sessionId": question.session, "query": question.text}}
+    data: dict[str, Any] = {"userId": question.user, "query": question.text}
+    if mode == "retrieval":
+        data["answer"] = False
+    if top_k is not None:
+        data["topK"] = top_k
+    return SEARCH, {"input": data}
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``.
 
@@ -117,7 +175,8 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-def _latency_figures(seconds: Sequence[float]) -> dict[str, float]:
+def latency_figures(seconds: Sequence[float]) -> dict[str, float]:
+    """``n`` and nearest-rank p50 / p95 / p99 and the mean of ``seconds``, in milliseconds (2 decimals)."""
     ms = [s * 1000 for s in seconds]
     return {
         "n": len(ms),
@@ -128,14 +187,45 @@ def _latency_figures(seconds: Sequence[float]) -> dict[str, float]:
     }
 
 
+def meets_targets(figures: dict[str, float], floor_ms: float) -> dict[str, Any]:
+    """Issue 21's targets for one request's latency figures against the floor (ms).
+
+    Returns:
+        ``{"p50_over_floor", "p50_limit_ms", "p50_ok", "p95_ok"}``: the limit is
+        ``FLOOR_FACTOR`` x floor + ``FLOOR_MARGIN_MS``; p95 must be at most ``P95_MS``.
+    """
+    limit = FLOOR_FACTOR * floor_ms + FLOOR_MARGIN_MS
+    return {
+        "p50_over_floor": round(figures["p50_ms"] / floor_ms, 2),
+        "p50_limit_ms": round(limit, 2),
+        "p50_ok": figures["p50_ms"] <= limit,
+        "p95_ok": figures["p95_ms"] <= P95_MS,
+    }
+
+
 # --- Questions ----------------------------------------------------------------------------
 
 
-def _questions(path: Path, count: int, users: int, seed: int = 0) -> list[tuple[str, str]]:
-    """``count`` (user external id, LoCoMo question) pairs: the file's questions in turn, random users."""
-    questions = [qa["question"] for sample in json.loads(path.read_text()) for qa in sample["qa"] if qa.get("question")]
+def _questions(path: Path, count: int, sessions: dict[str, list[str]], seed: int = 0) -> list[Question]:
+    """``count`` questions: the file's questions in turn, each about a random user and one of their sessions."""
+    texts = [qa["question"] for sample in json.loads(path.read_text()) for qa in sample["qa"] if qa.get("question")]
     pick = random.Random(seed)
-    return [(f"user-{pick.randrange(users):04d}", questions[i % len(questions)]) for i in range(count)]
+    users = sorted(sessions)
+    out = []
+    for i in range(count):
+        user = pick.choice(users)
+        out.append(Question(user=user, session=pick.choice(sessions[user]), text=texts[i % len(texts)]))
+    return out
+
+
+def _sessions_by_user() -> dict[str, list[str]]:
+    """Every end user's session ids, in the database Django is connected to."""
+    from memories.models import Session
+
+    sessions: dict[str, list[str]] = {}
+    for user, session in Session.objects.values_list("user__external_id", "external_id").order_by("pk"):
+        sessions.setdefault(user, []).append(session)
+    return sessions
 
 
 # --- The server ---------------------------------------------------------------------------
@@ -143,7 +233,7 @@ def _questions(path: Path, count: int, users: int, seed: int = 0) -> list[tuple[
 
 @dataclass
 class Server:
-    """A running ``manage.py serve --no-worker`` process and a keep-alive connection to it."""
+    """A running service (``manage.py serve``) and a keep-alive connection to its GraphQL endpoint."""
 
     process: subprocess.Popen
     port: int
@@ -151,10 +241,13 @@ class Server:
     connection: http.client.HTTPConnection | None = None
 
     def post(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        """POST one GraphQL request; returns the decoded body. Raises RuntimeError on errors.
+        """POST one GraphQL request; returns the decoded ``data``.
 
-        A keep-alive connection the server closed while idle (cheroot: after 10 s) is opened
-        again and the request sent once more; the requests sent are searches, safe to repeat.
+        A keep-alive connection the server closed while idle is opened again and the request
+        sent once more (the requests sent are searches or new sessions' messages).
+
+        Raises:
+            RuntimeError: an HTTP status other than 200, or GraphQL errors.
         """
         body = json.dumps({"query": query, "variables": variables})
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"}
@@ -175,39 +268,30 @@ class Server:
             raise RuntimeError(f"GraphQL request failed ({response.status}): {data}")
         return data["data"]
 
-    def peak_rss_mb(self) -> dict[str, float]:
-        """Peak RSS of the web process and, apart, of its children (the embedding model's process)."""
+    def peak_rss_mb(self) -> float:
+        """Peak RSS (``VmHWM``) of the largest process the service runs (gunicorn's worker), MiB."""
         import psutil
 
-        children = [
-            child.pid
-            for child in psutil.Process(self.process.pid).children(recursive=True)
-            if not any("resource_tracker" in part for part in child.cmdline())  # multiprocessing's helper
-        ]
-        return {"web": _peak_rss_mb([self.process.pid]), "model_process": _peak_rss_mb(children)}
+        processes = psutil.Process(self.process.pid).children(recursive=True)
+        return max((_peak_rss_mb([p.pid]) for p in processes), default=0.0)
 
 
-def _database_url(name: str) -> str:
+def database_url(name: str) -> str:
     """A libpq URL to database ``name`` on the server Django is connected to."""
-    from django.conf import settings
+    from memoryproject.embedded_db import ensure_embedded_database
 
-    if os.environ.get("DATABASE_URL"):
-        url = os.environ["DATABASE_URL"]
-    else:
-        from memoryproject.embedded_db import embedded_database_url
-
-        url = embedded_database_url(data_dir=settings.EMBEDDED_DB_DIR)
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
+    url = os.environ.get("DATABASE_URL") or ensure_embedded_database()
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
 
 
 def _child_env(database: str, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "DATABASE_URL": _database_url(database), "HF_HUB_OFFLINE": "1", **extra}
+    env = {**os.environ, "DATABASE_URL": database_url(database), "HF_HUB_OFFLINE": "1", **extra}
     env.pop("Q_SYNC", None)
     return env
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (now)."""
     import socket
 
     with socket.socket() as s:
@@ -216,41 +300,58 @@ def _free_port() -> int:
 
 
 @contextmanager
-def _server(database: str, api_key: str, log: Path) -> Iterator[Server]:
-    port = _free_port()
-    env = _child_env(database, CHAT_BACKEND=ZERO_LATENCY_CHAT, LOG_LEVEL="WARNING")
+def _service(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """``manage.py serve ARGS`` running; on exit SIGTERM (it stops its processes), then SIGKILL."""
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--no-worker", "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            [sys.executable, "manage.py", "serve", *args], cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
         )
-    server = Server(process=process, port=port, api_key=api_key)
     try:
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def served(database: str, api_key: str, log: Path, **env: str) -> Iterator[Server]:
+    """The web server as ``make run`` starts it (without the worker), on ``database``; ready for requests.
+
+    Args:
+        database: database name on the server Django is connected to.
+        api_key: the raw API key requests carry.
+        log: where the server's output goes.
+        env: more environment variables for the service (settings).
+
+    Raises:
+        RuntimeError: the server exited or did not answer within 120 s.
+    """
+    port = free_port()
+    with _service(["--no-worker", "--port", str(port)], _child_env(database, LOG_LEVEL="WARNING", **env), log) as p:
+        server = Server(process=p, port=port, api_key=api_key)
         deadline = time.monotonic() + 120
         while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"The server exited ({process.returncode}); see {log}.")
+            if p.poll() is not None:
+                raise RuntimeError(f"The server exited ({p.returncode}); see {log}.")
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
                 conn.request("GET", "/graphql/")
                 conn.getresponse().read()
+                conn.close()
                 break
             except OSError:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"The server did not start in 120 s; see {log}.") from None
                 time.sleep(0.2)
-        yield server
-    finally:
-        if server.connection is not None:
-            server.connection.close()
-        process.terminate()
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            yield server
+        finally:
+            if server.connection is not None:
+                server.connection.close()
 
 
 def _peak_rss_mb(pids: Sequence[int]) -> float:
@@ -269,18 +370,7 @@ def _peak_rss_mb(pids: Sequence[int]) -> float:
 # --- Measurements ----------------------------------------------------------------------------
 
 
-def _search_variables(user: str, question: str, *, answer: bool, top_k: int | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"userId": user, "query": question, "searchContent": True, "answer": answer}
-    if answer:
-        data["includeRetrievedData"] = True
-    if top_k is not None:
-        data["topK"] = top_k
-    return {"input": data}
-
-
-def _first_search_of_each_user(
-    server: Server, users: int, questions: list[tuple[str, str]], progress: bool
-) -> dict[str, Any]:
+def _first_search_of_each_user(server: Server, questions: list[Question], progress: bool) -> dict[str, Any]:
     """One retrieval search per end user, timed: the first pass over the dataset.
 
     It reads every user's rows into PostgreSQL's buffer cache, as a service whose users are
@@ -290,151 +380,107 @@ def _first_search_of_each_user(
     from tqdm import tqdm
 
     seconds = []
-    for i in tqdm(range(users), desc="first search of each user", disable=not progress):
+    for question in tqdm(questions, desc="first search of each user", disable=not progress):
         started = time.perf_counter()
-        server.post(SEARCH, _search_variables(f"user-{i:04d}", questions[i % len(questions)][1], answer=False))
+        server.post(*_request("retrieval", question))
         seconds.append(time.perf_counter() - started)
-    return _latency_figures(seconds)
+    return latency_figures(seconds)
 
 
 def _latency_and_floor(
-    server: Server, questions: list[tuple[str, str]], *, progress: bool
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]]:
-    """Search latency in both modes and the floor, measured in ``FLOOR_BLOCKS`` alternating blocks.
+    server: Server, questions: list[Question], *, progress: bool
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """Latency of each of ``MODES`` and the floor, measured in ``FLOOR_BLOCKS`` alternating blocks.
 
-    Each block of the questions is searched over HTTP, ``retrieval`` then ``full``, and then
-    embedded in this process by each of ``_floor_embedders``, while the server is idle. The
-    machine's speed drifts over a run (two torch threads took 10.4 to 15.3 ms in one session
-    11 run), so searches and floor measured minutes apart can fall in different phases; in
-    alternating blocks both sample the same ones. After an idle block, the first
-    ``BLOCK_WARM_UP`` questions of each mode and model are run untimed (they also open the
-    keep-alive connection again if the server closed it meanwhile).
+    Each block of the questions is sent over HTTP in each mode in turn, and then embedded in
+    this process by each of ``_floor_embedders`` while the server is idle: the machine's
+    speed drifts over a run, and in alternating blocks requests and floor sample the same
+    phases. After an idle block, the first ``BLOCK_WARM_UP`` questions of each mode and
+    model are run untimed (they also reopen the keep-alive connection the server closed).
 
     Returns:
-        ``(retrieval, full, floor)``: ``_latency_figures`` of each mode plus the ``stages``
-        each search ran (counts); and per floor embedder its ``threads``, ``runtime`` and
-        figures. Each also has ``block_p50_ms``, the median of each block (ms), to show the
-        drift.
+        ``(latency, floor)``: per mode its ``latency_figures`` plus ``answer_modes`` (search:
+        counts of ``answerMode``); per floor embedder its ``threads``, ``runtime`` and figures.
+        Each also has ``block_p50_ms``, the median of each block (ms), to show the drift.
     """
     from tqdm import tqdm
 
     embedders = _floor_embedders()
     for _, _, embedder in embedders.values():  # loads the models
         _timed_embeddings(embedder, questions[:WARM_UP_QUERIES])
-    modes = {"retrieval": False, "full": True}
-    for answer in modes.values():
-        for user, question in questions[:WARM_UP_QUERIES]:
-            server.post(SEARCH, _search_variables(user, question, answer=answer))
-    seconds: dict[str, list[float]] = {name: [] for name in [*modes, *embedders]}
+    for mode in MODES:
+        for question in questions[:WARM_UP_QUERIES]:
+            server.post(*_request(mode, question))
+    seconds: dict[str, list[float]] = {name: [] for name in [*MODES, *embedders]}
     block_p50s: dict[str, list[float]] = {name: [] for name in seconds}
-    stages: dict[str, dict[str, int]] = {mode: {} for mode in modes}
+    answer_modes: dict[str, int] = {}
     size = math.ceil(len(questions) / FLOOR_BLOCKS)
-    with tqdm(total=len(questions), desc="searches and floor", disable=not progress) as bar:
+    with tqdm(total=len(questions), desc="requests and floor", disable=not progress) as bar:
         for start in range(0, len(questions), size):
             block = questions[start : start + size]
             warm_up = questions[start - BLOCK_WARM_UP : start] if start else []
-            for mode, answer in modes.items():
-                for user, question in warm_up:
-                    server.post(SEARCH, _search_variables(user, question, answer=answer))
-                for user, question in block:
+            for mode in MODES:
+                for question in warm_up:
+                    server.post(*_request(mode, question))
+                for question in block:
                     started = time.perf_counter()
-                    data = server.post(SEARCH, _search_variables(user, question, answer=answer))
+                    data = server.post(*_request(mode, question))
                     seconds[mode].append(time.perf_counter() - started)
-                    key = "+".join(data["search"]["stages"])
-                    stages[mode][key] = stages[mode].get(key, 0) + 1
+                    if mode == "search":
+                        key = data["search"]["answerMode"]
+                        answer_modes[key] = answer_modes.get(key, 0) + 1
             for label, (_, _, embedder) in embedders.items():
                 _timed_embeddings(embedder, warm_up)
                 seconds[label] += _timed_embeddings(embedder, block)
             for name, values in seconds.items():
                 block_p50s[name].append(round(percentile(values[-len(block) :], 50) * 1000, 2))
             bar.update(len(block))
-    retrieval, full = (
-        {**_latency_figures(seconds[mode]), "stages": stages[mode], "block_p50_ms": block_p50s[mode]} for mode in modes
-    )
+    latency = {mode: {**latency_figures(seconds[mode]), "block_p50_ms": block_p50s[mode]} for mode in MODES}
+    latency["search"]["answer_modes"] = answer_modes
     floor = {
         label: {
             "threads": threads,
             "runtime": runtime,
-            **_latency_figures(seconds[label]),
+            **latency_figures(seconds[label]),
             "block_p50_ms": block_p50s[label],
         }
         for label, (threads, runtime, _) in embedders.items()
     }
-    return retrieval, full, floor
+    return latency, floor
 
 
 def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
     """The in-process models the floor is measured with: label -> ``(threads, runtime, LocalEmbedder)``.
 
-    The issue's floor is the offline model as sentence-transformers runs it, in PyTorch
-    ("about 17 ms here"). ``every_core``: with a torch thread per core. ``web_process``: with
-    the web server's thread count (``EMBEDDING_THREADS``, by default one fewer than the
-    cores, as settings.py chooses for ``manage.py serve``: the request's thread queries the
-    database meanwhile). The p50 ratio is taken against the faster of the two (``_floor_ms``):
-    on this 2-core machine either can be, depending on how busy the host is.
-
-    ``SERVICE_RUNTIME``: the same, with the runtime the service embeds with
-    (``EMBEDDING_RUNTIME``, ONNX Runtime by default) and the web server's thread count; not
-    the floor, reported beside it with the p50 over it. Absent when that runtime is torch.
-    Each is a model of its own: torch's thread count is set on load.
+    The floor is the offline model as sentence-transformers runs it, in PyTorch.
+    ``every_core``: a torch thread per core; ``web_process``: the web process's thread count
+    (``EMBEDDING_THREADS``). The p50 ratio is taken against the faster of the two
+    (``_floor_ms``). ``SERVICE_RUNTIME``: the runtime the service embeds with
+    (``EMBEDDING_RUNTIME``) and the web process's thread count; not the floor, reported beside
+    it. Absent when that runtime is torch. Each is a model of its own: torch's thread count is
+    set on load.
     """
     from django.conf import settings
 
     from memories.llm.local import LocalEmbedder
 
-    web_threads = _web_threads()
-    runs = [("every_core", _cores(), "torch"), ("web_process", web_threads, "torch")]
+    runs = [("every_core", _cores(), "torch"), ("web_process", settings.EMBEDDING_THREADS, "torch")]
     if settings.EMBEDDING_RUNTIME != "torch":
-        runs.append((SERVICE_RUNTIME, web_threads, settings.EMBEDDING_RUNTIME))
+        runs.append((SERVICE_RUNTIME, settings.EMBEDDING_THREADS, settings.EMBEDDING_RUNTIME))
     return {
         label: (threads, runtime, LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR))
         for label, threads, runtime in runs
     }
 
 
-def _timed_embeddings(embedder: Any, questions: list[tuple[str, str]]) -> list[float]:  # noqa: ANN401 - a LocalEmbedder
+def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:  # noqa: ANN401 - a LocalEmbedder
     """Seconds to embed each question alone, one after the other."""
     seconds = []
-    for _, question in questions:
+    for question in questions:
         started = time.perf_counter()
-        embedder.embed([question])
+        embedder.embed([question.text])
         seconds.append(time.perf_counter() - started)
     return seconds
-
-
-def _idle_floor(questions: list[tuple[str, str]], *, idle_seconds: float) -> dict[str, float]:
-    """Each question embedded alone, in this process, after the model sat idle ``idle_seconds``.
-
-    ``_latency_and_floor`` embeds the questions back to back, the model's core never idle. In a
-    search, the model waits between queries while the rest of each request runs (about 10 ms),
-    and a query embedded after such a pause takes longer: 16.5 against 13.8 ms, medians of 6
-    alternated runs of 200 questions through the model's process (bench/HISTORY.md, session 9).
-    This measures the embedding as a search meets it; it is reported beside the floor, which
-    it does not replace. With the service's runtime and the web process's thread count.
-    """
-    from django.conf import settings
-
-    from memories.llm.local import LocalEmbedder
-
-    threads, runtime = _web_threads(), settings.EMBEDDING_RUNTIME
-    embedder = LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR)
-    _timed_embeddings(embedder, questions[:WARM_UP_QUERIES])
-    seconds = []
-    for _, question in questions:
-        time.sleep(idle_seconds)
-        started = time.perf_counter()
-        embedder.embed([question])
-        seconds.append(time.perf_counter() - started)
-    return {
-        "threads": threads,
-        "runtime": runtime,
-        "idle_ms": round(idle_seconds * 1000, 1),
-        **_latency_figures(seconds),
-    }
-
-
-def _web_threads() -> int:
-    return int(os.environ.get("EMBEDDING_THREADS") or 0) or max(1, _cores() - 1)
 
 
 def _floor_ms(floors: dict[str, dict[str, float]]) -> float:
@@ -446,79 +492,76 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _round_trips(api_key: str, user: str, question: str) -> dict[str, dict[str, int]]:
-    """Queries per search request for each ``topK``, retrieval-only and full.
-
-    Counted with stage 1 in the request's own thread (``SEARCH_STAGE_THREADS=0``), so that one
-    connection sees every statement; in a stage thread it runs the same statement.
-    """
+def _round_trips(api_key: str, question: Question) -> dict[str, Any]:
+    """Database queries per request: ``search`` for each ``topK`` of ``ROUND_TRIP_TOP_KS``, and ``context``."""
     from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext, override_settings
+    from django.test.utils import CaptureQueriesContext
 
     client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
-    counts: dict[str, dict[str, int]] = {"retrieval": {}, "full": {}}
-    # Warm-up: a key's first use writes its last-used time (at most once a minute).
-    client.post(
-        "/graphql/",
-        {"query": SEARCH, "variables": _search_variables(user, question, answer=False)},
-        content_type="application/json",
-    )
-    with override_settings(CHAT_BACKEND=ZERO_LATENCY_CHAT, SEARCH_STAGE_THREADS=0):
-        for mode, answer in (("retrieval", False), ("full", True)):
-            for top_k in ROUND_TRIP_TOP_KS:
-                body = {"query": SEARCH, "variables": _search_variables(user, question, answer=answer, top_k=top_k)}
-                with CaptureQueriesContext(connection) as queries:
-                    response = client.post("/graphql/", body, content_type="application/json")
-                data = response.json()
-                if response.status_code != 200 or data.get("errors"):
-                    raise RuntimeError(f"Search failed: {data}")
-                counts[mode][str(top_k)] = len(queries.captured_queries)
-    return counts
+
+    def count(query: str, variables: dict[str, Any]) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(
+                "/graphql/", {"query": query, "variables": variables}, content_type="application/json"
+            )
+        data = response.json()
+        if response.status_code != 200 or data.get("errors"):
+            raise RuntimeError(f"Request failed: {data}")
+        return len(queries.captured_queries)
+
+    count(*_request("search", question))  # a key's first use writes its last-used time
+    return {
+        "search": {str(k): count(*_request("search", question, top_k=k)) for k in ROUND_TRIP_TOP_KS},
+        "context": count(*_request("context", question)),
+    }
 
 
-def _api_key() -> str:
+def bench_api_key() -> str:
+    """A new API key for every end user, in the database Django is connected to; returns the raw key."""
     from memories.services.api_keys import api_key_create
 
     _, raw_key = api_key_create(name=f"bench-speed-{os.getpid()}", all_users=True)
     return raw_key
 
 
-def _scale(messages: int, users: int, questions: list[tuple[str, str]], source: Path, progress: bool) -> dict[str, Any]:
+def _scale(messages: int, users: int, queries: int, source: Path, progress: bool) -> dict[str, Any]:
     dataset = ensure_dataset(messages=messages, users=users, source=source)
-    raw_key = _api_key()
-    round_trips = _round_trips(raw_key, questions[0][0], questions[0][1])
+    sessions = _sessions_by_user()
+    questions = _questions(source, queries, sessions)
+    first_pass = [
+        Question(user, sessions[user][0], questions[i % len(questions)].text) for i, user in enumerate(sessions)
+    ]
+    raw_key = bench_api_key()
+    round_trips = _round_trips(raw_key, questions[0])
     log = RESULTS_DIR / f"speed-server-{size_label(messages)}.log"
-    with _server(dataset["database"], raw_key, log) as server:
-        first_pass = _first_search_of_each_user(server, users, questions, progress)
-        retrieval, full, floor = _latency_and_floor(server, questions, progress=progress)
+    with served(dataset["database"], raw_key, log) as server:
+        first = _first_search_of_each_user(server, first_pass, progress)
+        latency, floor = _latency_and_floor(server, questions, progress=progress)
         web_rss = server.peak_rss_mb()
-        # The model idles between a search's embedding and the next one's for what the rest of
-        # a search takes: its median less the embedding's.
-        service = floor.get(SERVICE_RUNTIME, floor["web_process"])
-        idle = max(0.0, retrieval["p50_ms"] - service["p50_ms"]) / 1000
-        floor[IDLE_FLOOR] = _idle_floor(questions, idle_seconds=idle)
+    floor_ms = _floor_ms(floor)
     return {
         "dataset": dataset,
         "round_trips": round_trips,
-        "latency": {
-            "first_search_of_each_user": first_pass,
-            "retrieval": retrieval,
-            "full": full,
-            "query_embedding": floor,
+        "latency": {"first_search_of_each_user": first, **latency, "query_embedding": floor},
+        "floor_ms": floor_ms,
+        "targets": {mode: meets_targets(latency[mode], floor_ms) for mode in TARGET_MODES},
+        "p50_over_service_embedding": {
+            mode: round(latency[mode]["p50_ms"] / floor[SERVICE_RUNTIME]["p50_ms"], 2)
+            for mode in MODES
+            if SERVICE_RUNTIME in floor
         },
-        "p50_over_embedding_floor": round(retrieval["p50_ms"] / _floor_ms(floor), 2),
-        "p50_over_idle_embedding": round(retrieval["p50_ms"] / floor[IDLE_FLOOR]["p50_ms"], 2),
-        "p50_over_service_embedding": round(retrieval["p50_ms"] / service["p50_ms"], 2),
-        "peak_rss_mb": web_rss,
+        "peak_rss_mb": {"web": web_rss},
     }
 
 
 def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) -> dict[str, Any]:
+    import psutil
     from django.conf import settings
     from django.core.management import call_command
     from tqdm import tqdm
 
+    from bench.synthetic import _turns
     from memories.llm import get_embedder
     from memories.models import Message
     from memories.services.embeddings import embeddings_pending
@@ -528,16 +571,13 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
         admin.execute(f'CREATE DATABASE "{INGEST_DATABASE}"')
     use_database(INGEST_DATABASE)
     call_command("migrate", verbosity=0)
-    raw_key = _api_key()
-    turns = [text for _, text in _questions_texts(source)]
+    raw_key = bench_api_key()
+    turns = [text for _, text in _turns(source)]
     pick = random.Random(1)
 
     rates: dict[str, Any] = {}
-    with _server(INGEST_DATABASE, raw_key, RESULTS_DIR / "speed-server-ingest.log") as server:
+    with served(INGEST_DATABASE, raw_key, RESULTS_DIR / "speed-server-ingest.log") as server:
         server.post(ADD_MESSAGES, _add_variables("warm-up", ["hello"]))
-        # The server loads the embedding model in a background thread when it starts (for
-        # searches); a search waits for it, so the timed calls do not share the CPU with it.
-        server.post(SEARCH, _search_variables("warm-up", "hello", answer=False))
         for batch, total in batches.items():
             calls = total // batch
             payloads = [
@@ -563,17 +603,7 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
     raw = len(texts) / (time.perf_counter() - started)
 
     log = RESULTS_DIR / "speed-worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "manage.py", "qcluster"],
-            cwd=REPO_ROOT,
-            env=_child_env(INGEST_DATABASE, LOG_LEVEL="WARNING"),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        import psutil
-
+    with _service(["worker"], _child_env(INGEST_DATABASE, LOG_LEVEL="WARNING"), log) as worker:
         # The clock starts when the first vector is written (the model is loaded by then).
         first_at = None
         first_left = pending
@@ -589,15 +619,9 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
                 raise RuntimeError(f"The worker stopped or took too long with {left} messages left; see {log}.")
             time.sleep(0.05)
         done_at = time.perf_counter()
-        processes = [worker.pid] + [p.pid for p in psutil.Process(worker.pid).children(recursive=True)]
+        processes = [p.pid for p in psutil.Process(worker.pid).children(recursive=True)]
         worker_rss = _peak_rss_mb(processes)
         largest = max(_peak_rss_mb([pid]) for pid in processes)
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
     achieved = first_left / (done_at - first_at) if first_at and done_at > first_at else float("nan")
     return {
         "ingest": rates,
@@ -612,12 +636,6 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
             "peak_rss_mb_largest_process": largest,
         },
     }
-
-
-def _questions_texts(path: Path) -> list[tuple[str, str]]:
-    from bench.synthetic import _turns
-
-    return _turns(path)
 
 
 def _add_variables(user: str, texts: list[str]) -> dict[str, Any]:
@@ -645,7 +663,7 @@ def run(
     Args:
         sizes: stored messages per dataset (one dataset each, built on first use).
         users: end users the messages are spread over.
-        queries: timed search requests per mode and size (after ``WARM_UP_QUERIES``).
+        queries: timed requests per mode and size (after ``WARM_UP_QUERIES``).
         ingest: batch size -> messages sent; ``{}`` skips the ingest and worker measurements.
         source: LoCoMo file for the questions and the texts.
         progress: show tqdm progress bars.
@@ -654,7 +672,6 @@ def run(
     from django.conf import settings
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    questions = _questions(source, queries, users)
     results: dict[str, Any] = {
         "benchmark": "speed",
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -662,16 +679,20 @@ def run(
         "code": _code_version(),
         "config": {
             "embedding_model": settings.EMBEDDING_MODEL,
+            "embedding_runtime": settings.EMBEDDING_RUNTIME,
+            "embedding_threads": settings.EMBEDDING_THREADS,
+            "chat_backend": settings.CHAT_BACKEND,
+            "web_threads": settings.WEB_THREADS,
             "users": users,
             "queries": queries,
+            "search_default_top_k": settings.SEARCH_DEFAULT_TOP_K,
             "exact_search_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
             "hnsw_ef_search": settings.HNSW_EF_SEARCH,
-            "conn_max_age": settings.DATABASES["default"].get("CONN_MAX_AGE"),
         },
         "sizes": {},
     }
     for messages in sizes:
-        results["sizes"][size_label(messages)] = _scale(messages, users, questions, source, progress)
+        results["sizes"][size_label(messages)] = _scale(messages, users, queries, source, progress)
     if ingest is None:
         ingest = INGEST_BATCHES
     if ingest:
@@ -680,55 +701,46 @@ def run(
 
 
 def format_tables(results: dict[str, Any]) -> str:
-    """The main figures as Markdown tables (the README's Benchmarks section uses them)."""
+    """The main figures as Markdown tables (docs/benchmarks.md uses them)."""
     lines = [
-        "| stored messages | mode | p50 ms | p95 ms | p99 ms | p50 / query embedding | round-trips (topK 1..50) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| stored messages | request | p50 ms | p95 ms | p99 ms | p50 / floor | target | round-trips |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for label, size in results["sizes"].items():
         floors = size["latency"]["query_embedding"]
-        floor = _floor_ms(floors)
-        for mode in ("retrieval", "full"):
+        floor = size["floor_ms"]
+        for mode in MODES:
             figures = size["latency"][mode]
-            trips = sorted(set(size["round_trips"][mode].values()))
+            target = ""
+            if mode in size["targets"]:
+                met = size["targets"][mode]
+                target = (
+                    f"p50 <= {met['p50_limit_ms']}: {'yes' if met['p50_ok'] else 'NO'}; "
+                    f"p95 <= {P95_MS:g}: {'yes' if met['p95_ok'] else 'NO'}"
+                )
+            trips = size["round_trips"]["context" if mode == "context" else "search"]
+            trips = trips if isinstance(trips, int) else "/".join(map(str, sorted(set(trips.values()))))
             lines.append(
                 f"| {label} | {mode} | {figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
-                f"{figures['p50_ms'] / floor:.2f} | {'/'.join(map(str, trips))} |"
+                f"{figures['p50_ms'] / floor:.2f} | {target} | {trips} |"
             )
         first = size["latency"]["first_search_of_each_user"]
         lines.append(
             f"| {label} | retrieval, first search of each user | {first['p50_ms']} | {first['p95_ms']} | "
-            f"{first['p99_ms']} | {first['p50_ms'] / floor:.2f} | |"
+            f"{first['p99_ms']} | {first['p50_ms'] / floor:.2f} | | |"
         )
         for name, figures in floors.items():
-            runtime = {"torch": "torch", "onnxruntime": "ONNX Runtime"}.get(figures.get("runtime", "torch"))
-            threads = f"{runtime}, {figures['threads']} thread{'s' if figures['threads'] > 1 else ''}"
-            if name == SERVICE_RUNTIME:
-                lines.append(
-                    f"| {label} | query embedding alone, {threads}, as the service embeds (not the floor; "
-                    f"retrieval p50 / this: {size['p50_over_service_embedding']:.2f}) | {figures['p50_ms']} | "
-                    f"{figures['p95_ms']} | {figures['p99_ms']} | {figures['p50_ms'] / floor:.2f} | |"
-                )
-                continue
-            if name == IDLE_FLOOR:
-                lines.append(
-                    f"| {label} | query embedding alone, {threads}, after {figures['idle_ms']} ms idle as between "
-                    f"searches (not the floor; retrieval p50 / this: {size['p50_over_idle_embedding']:.2f}) | "
-                    f"{figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
-                    f"{figures['p50_ms'] / floor:.2f} | |"
-                )
-                continue
+            runtime = {"torch": "PyTorch", "onnxruntime": "ONNX Runtime"}.get(figures["runtime"], figures["runtime"])
+            what = "as the service embeds, not the floor" if name == SERVICE_RUNTIME else name.replace("_", " ")
             lines.append(
-                f"| {label} | query embedding alone, {threads} ({name.replace('_', ' ')}) | {figures['p50_ms']} | "
-                f"{figures['p95_ms']} | {figures['p99_ms']} | {figures['p50_ms'] / floor:.2f} | |"
+                f"| {label} | query embedding alone, {runtime}, {figures['threads']} thread(s) ({what}) | "
+                f"{figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
+                f"{figures['p50_ms'] / floor:.2f} | | |"
             )
     out = "\n".join(lines)
     if results["sizes"]:
-        rss = ", ".join(
-            f"{label}: {size['peak_rss_mb']['web']} MiB (model process {size['peak_rss_mb']['model_process']} MiB)"
-            for label, size in results["sizes"].items()
-        )
-        out += f"\n\nWeb process peak RSS: {rss}."
+        rss = ", ".join(f"{label}: {size['peak_rss_mb']['web']} MiB" for label, size in results["sizes"].items())
+        out += f"\n\nWeb worker process peak RSS: {rss}."
     if "ingest" in results:
         out += "\n\n| addMessages batch | messages/s | ms per call |\n| --- | --- | --- |\n"
         out += "\n".join(
@@ -749,7 +761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.speed", description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, action="append", help="Stored messages (repeatable).")
     parser.add_argument("--users", type=int, default=DEFAULT_USERS)
-    parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES, help="Timed searches per mode and size.")
+    parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES, help="Timed requests per mode and size.")
     parser.add_argument("--no-ingest", action="store_true", help="Skip the ingest and worker measurements.")
     parser.add_argument("--no-search", action="store_true", help="Skip the search measurements (ingest only).")
     parser.add_argument("--smoke", action="store_true", help="Tiny sizes, for a check that it runs.")

@@ -10,7 +10,15 @@ from django.utils import timezone
 
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
 
-__all__ = ["diary_list", "knowledge_list", "message_list", "session_list", "summary_list"]
+__all__ = [
+    "diary_list",
+    "knowledge_list",
+    "message_list",
+    "session_has_summary",
+    "session_list",
+    "session_summary_is_current",
+    "summary_list",
+]
 
 
 def message_list(
@@ -67,21 +75,27 @@ def session_list(
     Raises:
         ValidationError: a negative ``within_seconds``.
     """
-    summaries = Summary.objects.filter(session=OuterRef("pk"))
-    newer = Message.objects.filter(session=OuterRef("session"), id__gt=OuterRef("last_message_id"))
     queryset = (
         Session.objects.filter(user__external_id=user_external_id)
         .select_related("user")
-        .annotate(
-            has_summary=Exists(summaries),
-            summary_is_current=Exists(summaries.filter(last_message__isnull=False).exclude(Exists(newer))),
-        )
+        .annotate(has_summary=session_has_summary(), summary_is_current=session_summary_is_current())
     )
     if within_seconds is not None:
         queryset = queryset.filter(last_message_at__gte=_seconds_ago(within_seconds))
     if newest_first:
         return queryset.order_by(F("first_message_at").desc(nulls_last=True), "-id")
     return queryset.order_by(F("first_message_at").asc(nulls_last=True), "id")
+
+
+def session_has_summary() -> Exists:
+    """An annotation of ``Session`` rows: whether the session has a summary."""
+    return Exists(Summary.objects.filter(session=OuterRef("pk")))
+
+
+def session_summary_is_current() -> Exists:
+    """An annotation of ``Session`` rows: whether its summary includes the session's newest message."""
+    newer = Message.objects.filter(session=OuterRef("session"), id__gt=OuterRef("last_message_id"))
+    return Exists(Summary.objects.filter(session=OuterRef("pk"), last_message__isnull=False).exclude(Exists(newer)))
 
 
 def _seconds_ago(seconds: int) -> datetime:

@@ -149,6 +149,8 @@ CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 # --- Memory behaviour -----------------------------------------------------------------
 SUMMARY_IDLE_MINUTES = env.int("SUMMARY_IDLE_MINUTES", default=30)
 SUMMARY_SWEEP_MINUTES = env.int("SUMMARY_SWEEP_MINUTES", default=5)
+# A session that keeps going is summarised again each time this many messages arrive (0: only when idle).
+SUMMARY_EVERY_MESSAGES = env.int("SUMMARY_EVERY_MESSAGES", default=50)
 SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
 # A summary reads at most this many characters of a session (its newest), plus its previous summary.
 SUMMARY_MAX_INPUT_CHARS = env.int("SUMMARY_MAX_INPUT_CHARS", default=24000)
@@ -201,19 +203,11 @@ Q_CLUSTER = {
     "catch_up": False,
     "sync": env.bool("Q_SYNC", default=False),
     "poll": 0.5,
-    # A worker process is replaced after this many tasks (django-q2's default is 500), and the
-    # new one loads the embedding model again (2-7 s of CPU): most embedding tasks take
-    # milliseconds, as another task has already embedded their messages.
+    # A new worker process loads the embedding model again, which costs more than most tasks.
     "recycle": 10000,
-    # A worker process whose peak RSS passes this is replaced once its current task is done
-    # (django-q2's max_rss, in KiB; 0: no limit), so a leak or an outsized batch cannot grow it
-    # without bound. The largest worker process peaked at 647 MiB in the speed benchmark.
+    # A worker process whose peak RSS passes this is replaced after its task (KiB; 0: no limit).
     "max_rss": env.int("Q_MAX_RSS_MB", default=1536) * 1024 or None,
-    # Successful tasks are not stored; failures always are (the admin lists them, with their
-    # attempts). Most tasks are embedding tasks that find their messages already embedded,
-    # and storing each success cost a write plus django-q2 reading every kept success to
-    # prune them (43 ms per task with 1000 kept, 8 with 100): 9% of the worker's embedding
-    # throughput in the speed benchmark, with 100 kept.
+    # Only failures are stored (the admin lists them): storing and pruning successes costs a write per task.
     "save_limit": -1,
 }
 

@@ -19,6 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Start (or join) the embedded PostgreSQL unless DATABASE_URL names a server; settings start nothing."""
     ensure_embedded_database()
 
+
 GraphQL = Callable[..., dict[str, Any]]
 
 

@@ -5,14 +5,13 @@ Permissions are in ``test_api_permissions.py``; the schema and query counts in `
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from concurrent.futures import Future
 from typing import Any
 
 import pytest
 
-from memories.llm import EmbeddingBatch, Usage
+from memories.llm import Answer, EmbeddingBatch, Usage
+from memories.llm.local import LocalEmbedder
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 
 pytestmark = pytest.mark.django_db
@@ -482,8 +481,8 @@ def test_delete_all_history(alice_and_bob, gql_ok, search):
     }
     assert totals(gql_ok, "alice") == {"history": 0, "sessions": 0, "summaries": 0, "knowledge": 0, "diaries": 0}
     assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 0, "diaries": 0}
-    found = search(userId="alice", query="What is my locker code?", searchContent=True)
-    assert (found["answer"], found["hits"]) == (None, [])
+    found = search(userId="alice", query="What is my locker code?")
+    assert (found["found"], found["answer"], found["hits"]) == (False, "Not found in memory.", [])
 
 
 def test_delete_one_sessions_history(alice_and_bob, gql_ok, search):
@@ -497,7 +496,7 @@ def test_delete_one_sessions_history(alice_and_bob, gql_ok, search):
     }
     assert [s["sessionId"] for s in gql_ok(SESSIONS, {"userId": "alice"})["sessions"]["items"]] == ["s1"]
     assert [s["sessionId"] for s in gql_ok(SUMMARIES, {"userId": "alice"})["summaries"]["items"]] == ["s1"]
-    found = search(userId="alice", query="What is my locker code?", searchContent=True, includeRetrievedData=True)
+    found = search(userId="alice", query="What is my locker code?", includeRetrievedData=True)
     assert "4471" not in json.dumps(found)
     assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 0, "diaries": 0}
 
@@ -542,8 +541,7 @@ def test_delete_one_channels_history_resummarizes_the_sessions_that_keep_message
         True,
         True,
     )
-    found = search(userId="alice", query="What is my locker code?", searchContent=True, includeRetrievedData=True)
-    assert found["stages"] == ["memory", "messages"]
+    found = search(userId="alice", query="What is my locker code?", includeRetrievedData=True)
     assert "4471" not in json.dumps(found)
     assert "locker" not in json.dumps(found)
 
@@ -804,8 +802,8 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
         "diaries": 1,
     }
     assert totals(gql_ok, "alice") == {"history": 0, "sessions": 0, "summaries": 0, "knowledge": 0, "diaries": 0}
-    found = search(userId="alice", query="What does alice play? Where did alice go?", searchContent=True)
-    assert (found["answer"], found["hits"]) == (None, [])
+    found = search(userId="alice", query="What does alice play? Where did alice go?")
+    assert (found["found"], found["hits"]) == (False, [])
     for model in (Message, Session, Summary, Knowledge, Diary):
         assert not model.objects.filter(user__external_id="alice").exists(), model
     # Nor in the knowledge's audit trail, which records each deleted row with its text.
@@ -814,7 +812,7 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
 
     assert bob_before == {**everything, "summaries": 2}
     assert totals(gql_ok, "bob") == bob_before
-    bob = search(userId="bob", query="Which instrument does bob play?", searchContent=True)
+    bob = search(userId="bob", query="Which instrument does bob play?")
     assert {h["userId"] for h in bob["hits"]} == {"bob"}
     assert gql_ok(FORGET_USER, {"userId": "alice"})["forgetUser"] == {
         "__typename": "ForgetUserResult",
@@ -866,7 +864,7 @@ def test_search_by_channel_finds_the_summary_of_a_session_spoken_in_several(add_
     add_messages("alice", "s1", [msg("Miso likes tuna.", "2024-05-01T10:05:00Z")], channel="web")
     add_messages("alice", "s2", [msg("I started learning the cello.", "2024-05-02T10:00:00Z")], channel="slack")
     summarize("alice")
-    query = "What does my cat like?"
+    query = "What about my cat and my cello?"
     assert summary_and_diary_hits(search(userId="alice", query=query, topK=10, channel="web")) == [("SUMMARY", "s1")]
     assert summary_and_diary_hits(search(userId="alice", query=query, topK=10, channel="slack")) == [
         ("SUMMARY", "s1"),
@@ -942,13 +940,12 @@ def test_search_refuses_a_bad_window(search):
 
 @pytest.mark.parametrize("window", [{"channel": "web"}, {"since": "2024-05-02"}, {"until": "2024-05-02"}])
 def test_search_filters_apply_to_messages_too(window, add_messages, search):
-    # One session, no summary yet: stage 1 finds nothing, so stage 2 searches messages.
+    # One session, no summary yet: the hits are messages, and the filter keeps one of them.
     add_messages("alice", "s1", [msg("My locker code is 4471, in the gym basement.", "2024-05-01T10:00:00Z")], "slack")
     add_messages("alice", "s1", [msg("My bike lock code is 1234.", "2024-05-03T10:00:00Z")], channel="web")
     expected = {"channel": "My bike lock code is 1234.", "since": "My bike lock code is 1234."}
     expected["until"] = "My locker code is 4471, in the gym basement."
-    result = search(userId="alice", query="What is my locker code?", searchContent=True, **window)
-    assert result["stages"] == ["memory", "messages"]
+    result = search(userId="alice", query="What is my locker code?", **window)
     assert [h["content"] for h in result["hits"]] == [expected[next(iter(window))]]
 
 
@@ -962,10 +959,11 @@ def test_search_with_include_shared_and_a_filter_leaves_knowledge_out(add_messag
     assert sorted((h["kind"], h["userId"]) for h in shared["hits"]) == [
         ("KNOWLEDGE", ""),
         ("KNOWLEDGE", "alice"),
+        ("MESSAGE", "alice"),
         ("SUMMARY", "alice"),
     ]
     filtered = search(userId="alice", query=query, includeShared=True, since="2024-05-01")
-    assert [(h["kind"], h["userId"]) for h in filtered["hits"]] == [("SUMMARY", "alice")]
+    assert sorted((h["kind"], h["userId"]) for h in filtered["hits"]) == [("MESSAGE", "alice"), ("SUMMARY", "alice")]
 
 
 def test_search_several_users_by_user_id_and_user_ids(add_messages, summarize, search):
@@ -977,85 +975,86 @@ def test_search_several_users_by_user_id_and_user_ids(add_messages, summarize, s
     query = "Which pet did I adopt?"
 
     both = search(userId="alice", userIds=["bob"], query=query, includeRetrievedData=True)
-    assert sorted((h["userId"], h["content"]) for h in both["hits"]) == [
-        ("alice", "user: I adopted a cat named Miso."),
-        ("bob", "user: I adopted a dog named Rex."),
+    assert sorted((h["userId"], h["kind"], h["content"]) for h in both["hits"]) == [
+        ("alice", "MESSAGE", "I adopted a cat named Miso."),
+        ("alice", "SUMMARY", "user: I adopted a cat named Miso."),
+        ("bob", "MESSAGE", "I adopted a dog named Rex."),
+        ("bob", "SUMMARY", "user: I adopted a dog named Rex."),
     ]
-    assert "[summary | session s1 | user alice | 2024-05-01 10:00 UTC" in both["retrievedData"]
-    assert "[summary | session s1 | user bob | 2024-05-01 11:00 UTC" in both["retrievedData"]
+    assert "[summary | session s1 | user alice | from 2024-05-01 10:00 UTC]" in both["retrievedData"]
+    assert "[message | session s1 | user bob | 2024-05-01 11:00 UTC]" in both["retrievedData"]
     assert "Kiwi" not in json.dumps(both)
 
     one = search(userIds=["alice", "alice"], query=query, includeRetrievedData=True)
-    assert [h["userId"] for h in one["hits"]] == ["alice"]
-    assert one["retrievedData"].startswith("[summary | session s1 | 2024-05-01 10:00 UTC")  # one user: not named
+    assert {h["userId"] for h in one["hits"]} == {"alice"}
+    assert len(one["hits"]) == 2
+    assert "[summary | session s1 | from 2024-05-01 10:00 UTC]" in one["retrievedData"]
+    assert "| user " not in one["retrievedData"]  # one user: not named
 
 
-class _Reporting:
-    """Wraps a backend so it reports token usage, as a hosted backend would."""
+class ReportingEmbedder:
+    """The local embedder, reporting 7 tokens a text as a hosted backend reports its usage."""
 
-    def __init__(self, inner: Any, *, sufficient: bool = True) -> None:
-        self.inner, self.sufficient = inner, sufficient
-        self.model_name, self.mode = inner.model_name, getattr(inner, "mode", None)
+    def __init__(self) -> None:
+        self.inner = LocalEmbedder.from_settings()
+        self.model_name = self.inner.model_name
 
     def embed(self, texts: list[str]) -> EmbeddingBatch:
         return EmbeddingBatch(vectors=self.inner.embed(texts).vectors, usage=Usage(embedding_tokens=7 * len(texts)))
 
-    def embed_later(self, texts: list[str]) -> Future[EmbeddingBatch]:
-        started: Future[EmbeddingBatch] = Future()
-        started.set_result(self.embed(texts))
-        return started
 
-    def answer(self, **kwargs: Any) -> Any:
-        answer = self.inner.answer(**kwargs)
-        return dataclasses.replace(
-            answer, usage=Usage(prompt_tokens=100, completion_tokens=10), sufficient=self.sufficient
-        )
+class ReportingChatModel:
+    """An LLM that cites the first block it is given and reports its token usage."""
 
+    mode = "generated"
+    model_name = "reporting"
+    sufficient = True
 
-ONE_ANSWER = {"promptTokens": 100, "completionTokens": 10, "embeddingTokens": 7}
-TWO_ANSWERS = {"promptTokens": 200, "completionTokens": 20, "embeddingTokens": 7}
+    def answer(self, *, question: str, blocks: list[str], **kwargs: Any) -> Answer:
+        usage = Usage(prompt_tokens=100, completion_tokens=10)
+        return Answer(text="As [1] says.", mode=self.mode, usage=usage, sufficient=self.sufficient)
 
 
+class DoubtingChatModel(ReportingChatModel):
+    """An LLM that finds the retrieved data never enough."""
+
+    sufficient = False
+
+
+@pytest.mark.parametrize("has_memory", [True, False])
 @pytest.mark.parametrize(
-    ("has_memory", "sufficient", "search_content", "stages", "usage"),
+    ("chat", "usage"),
     [
-        # Stage 1 answers: one embedding of the query, one answer.
-        (True, True, True, ["memory"], ONE_ANSWER),
-        # Stage 1 not enough and searchContent: a second answer from both stages.
+        # Offline, the answer quotes hits: only the query's embedding costs tokens.
+        ("local", {"promptTokens": None, "completionTokens": None, "embeddingTokens": 7}),
+        # An LLM answers once from all the sources ranked together.
         (
-            True,
-            False,
-            True,
-            ["memory", "messages"],
-            {"promptTokens": 200, "completionTokens": 20, "embeddingTokens": 7},
-        ),
-        # Not enough, but messages not asked for.
-        (True, False, False, ["memory"], ONE_ANSWER),
-        # Nothing in stage 1: straight to messages, one answer.
-        (
-            False,
-            True,
-            False,
-            ["memory", "messages"],
+            "tests.test_api_operations.ReportingChatModel",
             {"promptTokens": 100, "completionTokens": 10, "embeddingTokens": 7},
         ),
     ],
 )
-def test_search_reports_stages_and_summed_usage(
-    has_memory, sufficient, search_content, stages, usage, add_messages, summarize, search, monkeypatch
+def test_search_embeds_the_query_once_and_answers_once(
+    has_memory, chat, usage, add_messages, summarize, search, settings
 ):
-    from memories import search as search_module
-
     add_messages("alice", "s1", [msg("I adopted a cat named Miso.", "2024-05-01T10:00:00Z")])
     if has_memory:
         summarize("alice")
-    embedder, chat = search_module.get_embedder(), search_module.get_chat_model()
-    monkeypatch.setattr(search_module, "get_embedder", lambda: _Reporting(embedder))
-    monkeypatch.setattr(search_module, "get_chat_model", lambda: _Reporting(chat, sufficient=sufficient))
-    result = search(userId="alice", query="Which pet did I adopt?", searchContent=search_content)
-    assert (result["stages"], result["usage"]) == (stages, usage)
-    assert result["answerMode"] == "extractive"
-    assert "Miso" in result["answer"]
+    settings.EMBEDDING_BACKEND = "tests.test_api_operations.ReportingEmbedder"
+    settings.CHAT_BACKEND = chat
+    result = search(userId="alice", query="Which pet did I adopt?")
+    assert result["usage"] == usage
+    assert result["found"] is True
+    assert "Miso" in result["hits"][0]["content"]
+    assert result["hits"][0]["cited"] is True
+
+
+def test_an_llm_that_finds_the_data_not_enough_answers_not_found(add_messages, search, settings):
+    add_messages("alice", "s1", [msg("I adopted a cat named Miso.", "2024-05-01T10:00:00Z")])
+    settings.CHAT_BACKEND = "tests.test_api_operations.DoubtingChatModel"
+    result = search(userId="alice", query="Which pet did I adopt?")
+    assert (result["found"], result["answer"], result["answerMode"]) == (False, "Not found in memory.", "generated")
+    assert result["usage"]["completionTokens"] == 10
 
 
 def test_search_usage_is_null_when_the_backend_reports_none(add_messages, search):

@@ -103,7 +103,7 @@ def bob_key(make_api_key) -> str:
 
 
 def _search(**input_fields: Any) -> tuple[str, Callable[[dict[str, str]], dict[str, Any]]]:
-    return SEARCH, lambda ids: {"input": {"query": "What do you know about me?", "searchContent": True, **input_fields}}
+    return SEARCH, lambda ids: {"input": {"query": "What do you know about me?", **input_fields}}
 
 
 # (field, document, variables from alice's ids): each names alice, and bob's key may not act on her.

@@ -181,8 +181,9 @@ def test_an_emoji_in_metadata_is_stored(gql):
     assert Message.objects.get().metadata == {"mood": "\U0001f600"}
 
 
-def test_metadata_nested_500_deep_is_never_a_server_error(raw_post):
-    nested = '{"a":' * 500 + "1" + "}" * 500
+@pytest.mark.parametrize("leaf", ["1", '"\\u0000"', '"\\ud800"'], ids=["number", "nul", "surrogate"])
+def test_metadata_nested_500_deep_is_never_a_server_error(raw_post, leaf):
+    nested = '{"a":' * 500 + leaf + "}" * 500
     body = f'{{"query": {json.dumps(ADD_WITH_METADATA)}, "variables": {{"metadata": {nested}}}}}'
     response = raw_post(body)
     assert response.status_code == 200
@@ -502,3 +503,14 @@ def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_fai
     _failed_extraction(session.pk, task_id="last", sweep_round=tasks.EXTRACTION_SWEEP_ROUNDS)
     assert tasks.sweep()["extractions"] == 0
     assert list(Failure.objects.values_list("id", flat=True)) == ["last"]
+
+
+def test_a_document_nested_too_deeply_is_a_client_error(raw_post):
+    nested = "{a: " * 500 + "1" + "}" * 500
+    document = (
+        f'mutation {{ upsertDiary(userId: "u", diaryDate: "2024-05-01", content: "x", metadata: {nested}) {{ id }} }}'
+    )
+    answer = raw_post(json.dumps({"query": document})).json()
+    assert answer["data"] is None
+    assert "nested too deeply" in answer["errors"][0]["message"]
+    assert "INTERNAL_ERROR" not in json.dumps(answer)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from django.conf import settings
 from django.db import connection
 from django_q.tasks import async_task
 
+from memories.management.commands.serve import procfile_processes
 from memories.models import Message
 from memories.services.messages import MessageIn, messages_add
 
@@ -68,8 +70,7 @@ def test_worker_process_embeds_queued_messages():
 
 
 _WORKER_SETTINGS = """
-import json, sys
-sys.argv = ["manage.py", "qcluster"]
+import json
 import django
 django.setup()
 from django.conf import settings
@@ -86,6 +87,13 @@ print(json.dumps([settings.EMBEDDING_THREADS, runtime_threads, db["CONN_MAX_AGE"
 """
 
 
+def _procfile_worker_environment() -> dict[str, str]:
+    """The variables the Procfile's ``worker`` line sets (``env NAME=value ... python manage.py qcluster``)."""
+    words = shlex.split(procfile_processes(ROOT / "Procfile")["worker"])
+    assert words[-3:] == ["python", "manage.py", "qcluster"]
+    return dict(word.split("=", 1) for word in words if "=" in word)
+
+
 def test_worker_processes_share_the_cores_and_keep_their_connections():
     env = {
         **os.environ,
@@ -97,8 +105,9 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
         "DATABASE_POOL": "true",
         "Q_MAX_RSS_MB": "900",
     }
-    for name in ("EMBEDDING_THREADS", "WORKER_CONN_MAX_AGE", "CONN_MAX_AGE", "Q_SYNC"):
+    for name in ("EMBEDDING_THREADS", "CONN_MAX_AGE", "CONN_HEALTH_CHECKS", "Q_SYNC"):
         env.pop(name, None)
+    env.update(_procfile_worker_environment())
     done = subprocess.run(
         [sys.executable, "-c", _WORKER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
@@ -114,33 +123,3 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
     assert pooled is False
     # django-q2 replaces a worker process whose peak RSS passes Q_MAX_RSS_MB (its max_rss is in KiB).
     assert max_rss == 900 * 1024
-    # Commands and tests: every core.
-    assert settings.EMBEDDING_THREADS == len(os.sched_getaffinity(0))
-
-
-_WEB_SERVER_SETTINGS = """
-import json, sys
-sys.argv = ["manage.py", "serve"]
-import django
-django.setup()
-from django.conf import settings
-from memories.llm import get_embedder
-vectors = get_embedder().embed(["hello"]).vectors
-print(json.dumps([settings.EMBEDDING_THREADS, len(vectors[0]), "torch" in sys.modules]))
-"""
-
-
-def test_web_server_runs_the_model_in_a_child_process_and_leaves_a_core_to_the_request_thread():
-    """``manage.py serve`` embeds a query while the request's thread queries the database."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
-    env.pop("EMBEDDING_THREADS", None)
-    env.pop("EMBEDDING_PROCESS", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _WEB_SERVER_SETTINGS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    threads, dimensions, torch_here = json.loads(done.stdout.strip().splitlines()[-1])
-    assert threads == max(1, len(os.sched_getaffinity(0)) - 1)
-    # The vector came from the child: the web process never loaded torch.
-    assert dimensions == 384
-    assert torch_here is False

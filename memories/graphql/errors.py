@@ -8,8 +8,8 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
 - text PostgreSQL cannot store in an argument the services do not check (a NUL character, a
   lone surrogate, e.g. in a ``sessionId`` filter): ``BAD_USER_INPUT``;
-- a value Python cannot hold (a date out of range once converted to UTC, JSON nested past the
-  recursion limit): ``BAD_USER_INPUT``, naming the field;
+- a value Python cannot hold (a date out of range once converted to UTC, a document or JSON
+  value nested past the recursion limit): ``BAD_USER_INPUT``, naming the field;
 - an argument or variable that cannot be coerced to its type (``"2024-02-30"`` as a
   ``DateTime``, ``NaN`` as a ``Float``, an integer over 4,300 digits): ``BAD_USER_INPUT``, with
   GraphQL's message naming the argument or variable;
@@ -68,8 +68,10 @@ class StableErrors(MaskErrors):
             message, code = "Not found.", "NOT_FOUND"
         elif _unstorable_text(original):
             message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
-        elif isinstance(original, OverflowError | RecursionError) and error.path:
-            message, code = f"{error.path[0]}: {_OUT_OF_RANGE}", "BAD_USER_INPUT"
+        elif isinstance(original, RecursionError):
+            message, code = _prefixed(error, _TOO_DEEP), "BAD_USER_INPUT"
+        elif isinstance(original, OverflowError):
+            message, code = _prefixed(error, _OUT_OF_RANGE), "BAD_USER_INPUT"
         elif not error.path:  # raised before any resolver ran: coercing an argument or a variable
             message, code = _shortened(error.message), "BAD_USER_INPUT"
         else:
@@ -93,9 +95,10 @@ _UNSTORABLE_TEXT = (
 
 
 _OUT_OF_RANGE = (
-    "a value is out of range: dates must stay within years 1 to 9999 once converted to UTC, "
-    "and JSON values nested at most a few hundred levels deep."
+    "a date or number is out of range: dates (createdAt, since, until, ...) must stay within years 1 to 9999 "
+    "once converted to UTC."
 )
+_TOO_DEEP = "the document or a value in it (e.g. metadata) is nested too deeply: at most a few hundred levels."
 
 
 def _unstorable_text(error: BaseException | None) -> bool:
@@ -105,6 +108,11 @@ def _unstorable_text(error: BaseException | None) -> bool:
     if isinstance(error, UnicodeEncodeError):
         return True
     return isinstance(error, DataError) and any(s in str(error) for s in ("cannot contain NUL", "surrogate"))
+
+
+def _prefixed(error: GraphQLError, message: str) -> str:
+    """``message``, after the top-level field it comes from when it comes from one."""
+    return f"{error.path[0]}: {message}" if error.path else message[0].upper() + message[1:]
 
 
 def _shortened(message: str) -> str:

@@ -120,11 +120,13 @@ class UserScopeExtension(SchemaExtension):
         context = self.execution_context
         scope = getattr(getattr(context.context, "request", None), "memory_scope", None)
         if scope is not None and not scope.all_users and context.graphql_document is not None:
-            try:
-                _check_document(scope, context.graphql_document, context.operation_name, context.variables or {})
-            except PermissionDenied as exc:
+            denied = _denied_field(scope, context.graphql_document, context.operation_name, context.variables or {})
+            if denied is not None:
+                field, exc = denied
+                key = (field.alias or field.name).value
+                error = GraphQLError(str(exc), nodes=[field], path=[key], original_error=exc)
                 # Nothing runs: the result is this one error (StableErrors gives it its code).
-                context.result = ExecutionResult(data=None, errors=[GraphQLError(str(exc), original_error=exc)])
+                context.result = ExecutionResult(data=None, errors=[error])
         yield
 
     def resolve(self, _next, root, info: Info, *args: Any, **kwargs: Any):  # noqa: ANN001, ANN201
@@ -133,20 +135,20 @@ class UserScopeExtension(SchemaExtension):
         return _next(root, info, *args, **kwargs)
 
 
-def _check_document(scope: Scope, document: DocumentNode, operation_name: str | None, variables: dict) -> None:
-    """``_check`` every top-level field of the operation to run, with its arguments as sent.
+def _denied_field(
+    scope: Scope, document: DocumentNode, operation_name: str | None, variables: dict
+) -> tuple[FieldNode, PermissionDenied] | None:
+    """The first top-level field of the operation to run that ``_check`` refuses, with its
+    arguments as sent, and why; ``None`` when the scope allows them all.
 
     Fields under ``@skip``/``@include`` are checked too. Variables are taken as sent (or their
     defaults); one that would not coerce to its type fails before any field runs anyway.
-
-    Raises:
-        PermissionDenied: a field the scope does not allow.
     """
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     operation = next((o for o in operations if o.name and o.name.value == operation_name), None)
     if operation is None:
         if operation_name is not None or len(operations) != 1:
-            return  # no such operation: execution reports it before any field runs
+            return None  # no such operation: execution reports it before any field runs
         operation = operations[0]
     values = dict(variables)
     for definition in operation.variable_definitions or ():
@@ -157,7 +159,11 @@ def _check_document(scope: Scope, document: DocumentNode, operation_name: str | 
         if field.name.value.startswith("__"):
             continue
         arguments = {a.name.value: value_from_ast_untyped(a.value, values) for a in field.arguments or ()}
-        _check(scope, field.name.value, arguments)
+        try:
+            _check(scope, field.name.value, arguments)
+        except PermissionDenied as exc:
+            return field, exc
+    return None
 
 
 def _root_fields(

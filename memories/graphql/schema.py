@@ -166,7 +166,6 @@ class Query:
         return _page(queryset, DiaryType, limit=limit, offset=offset)
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Search the memory of one or more end users (messages, summaries, knowledge and diaries "
         "ranked together) and answer the question from the hits.",
     )
@@ -201,7 +200,6 @@ class Query:
         )
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="The context for a chatbot's next turn in a session: the recent window, the memories "
         "relevant to the query (none of them in the window) and one prompt block.",
     )
@@ -222,7 +220,6 @@ class Query:
 @strawberry.type
 class Mutation:
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Store messages of a session in one transaction; embedding and summaries follow in the worker.",
     )
     def add_messages(
@@ -246,7 +243,6 @@ class Mutation:
         return AddMessagesResult(session=added.session, messages=added.messages, skipped=added.skipped)  # type: ignore[arg-type]
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Delete a user's messages (all, one session's or one channel's) and the summaries built on them.",
     )
     def delete_history(
@@ -261,7 +257,6 @@ class Mutation:
         )
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Summarise now (not when idle) a user's sessions lacking a current summary (all of them with "
         "`overwrite`; at most `maxCount`, the most recently active first).",
     )
@@ -274,7 +269,6 @@ class Mutation:
         return QueuedSummariesResult(queued_session_ids=queued)
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description=(
             "Delete a user's summaries (all or one session's). Summaries are derived from messages: the "
             "sweep writes a deleted one again once its session is idle; deleteHistory removes the words for good."
@@ -286,45 +280,39 @@ class Mutation:
         )
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Add a fact for a user, or shared (system-wide) knowledge when userId is omitted.",
     )
     def add_knowledge(self, content: str, user_id: str | None = None) -> KnowledgeType:
         return knowledge_add(user_external_id=user_id, content=content)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(
-        handle_django_errors=True, description="Change a fact's text (it is embedded again). Omit userId for shared."
-    )
+    @strawberry_django.mutation(description="Change a fact's text (it is embedded again). Omit userId for shared.")
     def update_knowledge(self, id: strawberry.ID, content: str, user_id: str | None = None) -> KnowledgeType:  # noqa: A002
         return knowledge_update(knowledge_id=_knowledge_id(id), user_external_id=user_id, content=content)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(handle_django_errors=True, description="Delete a fact. Omit userId for shared.")
+    @strawberry_django.mutation(description="Delete a fact. Omit userId for shared.")
     def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:  # noqa: A002
         deleted = knowledge_delete(knowledge_id=_knowledge_id(id), user_external_id=user_id)
         return DeleteKnowledgeResult(deleted_id=strawberry.ID(str(deleted)))
 
-    @strawberry_django.mutation(handle_django_errors=True, description="Delete every fact of a user.")
+    @strawberry_django.mutation(description="Delete every fact of a user.")
     def delete_all_knowledge(self, user_id: str) -> DeleteAllResult:
         return DeleteAllResult(deleted=knowledge_delete_all(user_external_id=user_id))
 
-    @strawberry_django.mutation(handle_django_errors=True, description="Delete every diary entry of a user.")
+    @strawberry_django.mutation(description="Delete every diary entry of a user.")
     def delete_all_diaries(self, user_id: str) -> DeleteAllResult:
         return DeleteAllResult(deleted=diaries_delete_all(user_external_id=user_id))
 
-    @strawberry_django.mutation(
-        handle_django_errors=True, description="Create or replace a user's diary entry for a date."
-    )
+    @strawberry_django.mutation(description="Create or replace a user's diary entry for a date.")
     def upsert_diary(self, user_id: str, diary_date: date, content: str, metadata: JSON | None = None) -> DiaryType:
         return diary_upsert(  # type: ignore[return-value]
             user_external_id=user_id, diary_date=diary_date, content=content, metadata=metadata
         )
 
-    @strawberry_django.mutation(handle_django_errors=True, description="Delete a user's diary entry for a date.")
+    @strawberry_django.mutation(description="Delete a user's diary entry for a date.")
     def delete_diary(self, user_id: str, diary_date: date) -> DeleteDiaryResult:
         return DeleteDiaryResult(deleted=diary_delete(user_external_id=user_id, diary_date=diary_date))
 
     @strawberry_django.mutation(
-        handle_django_errors=True,
         description="Remove every row of a user (messages, sessions, summaries, knowledge, diaries) at once.",
     )
     def forget_user(self, user_id: str) -> ForgetUserResult:

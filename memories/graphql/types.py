@@ -7,7 +7,6 @@ wherever the type appears.
 from __future__ import annotations
 
 from datetime import date, datetime
-from enum import Enum
 from typing import Generic, TypeVar
 
 import strawberry
@@ -17,7 +16,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 from strawberry_django.optimizer import optimize
 
-from memories import models, search
+from memories import models, search, selectors
 from memories.graphql.enums import HitKind
 from memories.graphql.permissions import ScopedType
 
@@ -66,13 +65,24 @@ class SessionType(ScopedType):
     def user_id(self, root: models.Session) -> str:
         return root.user.external_id
 
-    @strawberry_django.field(description="Whether the session has a summary (listed by `sessions`).")
-    def has_summary(self, root: models.Session) -> bool | None:
-        return getattr(root, "has_summary", None)
+    @strawberry_django.field(
+        annotate={"has_summary": selectors.session_has_summary()}, description="Whether the session has a summary."
+    )
+    def has_summary(self, root: models.Session) -> bool:
+        # Annotated by the optimizer in lists; a session returned by a mutation is looked up.
+        if not hasattr(root, "has_summary"):
+            return models.Summary.objects.filter(session=root).exists()
+        return root.has_summary
 
-    @strawberry_django.field(description="Whether the summary includes the newest message (listed by `sessions`).")
-    def summary_is_current(self, root: models.Session) -> bool | None:
-        return getattr(root, "summary_is_current", None)
+    @strawberry_django.field(
+        annotate={"summary_is_current": selectors.session_summary_is_current()},
+        description="Whether the summary includes the newest message.",
+    )
+    def summary_is_current(self, root: models.Session) -> bool:
+        if not hasattr(root, "summary_is_current"):
+            current = models.Session.objects.filter(pk=root.pk).annotate(current=selectors.session_summary_is_current())
+            return bool(current.values_list("current", flat=True).first())
+        return root.summary_is_current
 
 
 @strawberry_django.type(models.Message, name="Message")
@@ -112,12 +122,8 @@ class SummaryType(ScopedType):
         return root.session.external_id
 
 
-@strawberry.enum(name="KnowledgeStatus")
-class KnowledgeStatusEnum(Enum):
-    ACTIVE = "active"
-    CANDIDATE = "candidate"
-    REJECTED = "rejected"
-    SUPERSEDED = "superseded"
+# The model's choices, as a GraphQL enum (CANDIDATE, ACTIVE, REJECTED, SUPERSEDED).
+KnowledgeStatusEnum = strawberry.enum(models.KnowledgeStatus, name="KnowledgeStatus")
 
 
 @strawberry_django.type(models.Knowledge, name="Knowledge")

@@ -3,10 +3,13 @@
 Nothing is generated: every sentence returned is a sentence of the conversation or of the
 retrieved data, and results are marked ``mode="extractive"``.
 
-- Summaries: centroid-based selection with maximal marginal relevance. Sentences are scored
-  by cosine similarity to the mean sentence embedding of the session (Radev et al.,
-  "Centroid-based summarization of multiple documents", 2004) and picked greedily with MMR
-  (Carbonell & Goldstein, SIGIR 1998, lambda 0.7) so near-repeats are skipped.
+- Summaries: centroid-based selection with maximal marginal relevance, favouring sentences
+  that carry facts. Sentences are scored by cosine similarity to the mean sentence embedding
+  of the session (Radev et al., "Centroid-based summarization of multiple documents", 2004)
+  plus their informativeness (names, numbers, time expressions, first-person statements; a
+  question counts against), the surface features of Edmundson, "New Methods in Automatic
+  Extracting", JACM 1969; then picked greedily with MMR (Carbonell & Goldstein, SIGIR 1998,
+  lambda 0.7) so near-repeats are skipped. Each sentence keeps its speaker.
 - Facts: the first-person heuristic of ``memories.llm.facts``.
 - Answers: not written here; offline, search quotes the supporting turns itself
   (``memories.search.answer``).
@@ -14,6 +17,7 @@ retrieved data, and results are marked ``mode="extractive"``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,6 +29,16 @@ from memories.llm.text import split_sentences
 __all__ = ["ExtractiveChatModel"]
 
 _MMR_LAMBDA = 0.7
+# Weight of a sentence's informativeness (scaled to 0..1 within the session) beside its centrality.
+INFORMATIVENESS_WEIGHT = 0.5
+_TIME_WORDS = re.compile(
+    r"\b(yesterday|today|tomorrow|tonight|ago|last|next|since|until|week|weekend|month|year|years|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|birthday|anniversary)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|my|me|we|our|us)\b")
+_PRONOUN_I = {"I", "I'm", "I've", "I'll", "I'd"}
 _MIN_WORDS = 4
 
 
@@ -59,7 +73,9 @@ class ExtractiveChatModel:
         vectors = np.asarray(self.embedder.embed(candidates).vectors)
         centroid = vectors.mean(axis=0)
         centroid /= np.linalg.norm(centroid) or 1.0
-        relevance = vectors @ centroid
+        informativeness = np.asarray([_informativeness(c.partition(": ")[2] or c) for c in candidates], dtype=float)
+        informativeness = np.clip(informativeness, 0, None) / (informativeness.max() or 1.0)
+        relevance = vectors @ centroid + INFORMATIVENESS_WEIGHT * informativeness
         chosen: list[int] = []
         while len(chosen) < max_sentences:
             if chosen:
@@ -76,3 +92,15 @@ class ExtractiveChatModel:
     ) -> FactExtraction:
         """Durable first-person facts, by the heuristic documented in ``memories.llm.facts``."""
         return FactExtraction(facts=extract_facts_heuristic(messages=messages, known_facts=known_facts), mode=self.mode)
+
+
+def _informativeness(sentence: str) -> float:
+    """Surface signs that a sentence carries a fact: names, numbers, time expressions, a first
+    person speaking of themselves; a question carries none of its own."""
+    words = [w.strip(".,!?;:'\"()") for w in sentence.split()]
+    names = sum(1 for w in words[1:] if w[:1].isupper() and w not in _PRONOUN_I)
+    numbers = sum(1 for w in words if any(ch.isdigit() for ch in w))
+    times = len(_TIME_WORDS.findall(sentence))
+    first_person = 1 if _FIRST_PERSON.search(sentence) else 0
+    question = 2 if sentence.rstrip().endswith("?") else 0
+    return names + numbers + times + first_person - question

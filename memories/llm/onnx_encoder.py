@@ -2,10 +2,8 @@
 
 Why: PyTorch starts each of a forward pass's few hundred operations from Python; for one
 short query that overhead is most of the time. ONNX Runtime runs the whole graph in C++ in
-one call, which releases the interpreter lock. Measured here, one torch thread each, 300
-LoCoMo questions embedded one at a time: 13.2-14.5 ms with sentence-transformers, 4.7-5.6 ms
-with this encoder; the vectors differ by at most 3e-7 in any component (README,
-*Benchmarks*; ``tests/test_llm_local.py`` pins the agreement).
+one call, which releases the interpreter lock (``tests/test_llm_local.py`` pins that the
+vectors agree with sentence-transformers').
 
 What it does, after sentence-transformers' modules for this model (``modules.json``):
 the model's own WordPiece tokenizer (``tokenizers``, truncated at ``max_seq_length`` 256

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
-from memories.models import EndUser, Message, Role, Session
+from memories.models import EndUser, Message, Role, Session, Summary
 from memories.services.jobs import job_enqueue
 from memories.services.validation import json_nul_errors, text_errors, user_id_errors
 
@@ -172,6 +172,8 @@ def messages_add(
             session.channel = channel
         session.save(update_fields=["first_message_at", "last_message_at", "channel", "updated_at"])
         job_enqueue(func="memories.tasks.embed_rows", args=("message", [m.pk for m in created]))
+        if _rolling_summary_due(session):
+            job_enqueue(func="memories.tasks.summarize_session", args=(session.pk,))
         if is_new_session and not user_created:  # a new user has no previous session
             previous = (
                 Session.objects.filter(user=user, last_message_at__isnull=False)
@@ -183,6 +185,19 @@ def messages_add(
             if previous is not None:
                 job_enqueue(func="memories.tasks.summarize_session", args=(previous,))
     return MessagesAdded(session=session, messages=created, skipped=len(messages) - len(created))
+
+
+def _rolling_summary_due(session: Session) -> bool:
+    """Whether a session that keeps going holds ``SUMMARY_EVERY_MESSAGES`` messages its summary lacks.
+
+    A long conversation is summarised as it goes, not only once it has been idle for
+    ``SUMMARY_IDLE_MINUTES``; 0 switches this off.
+    """
+    every = settings.SUMMARY_EVERY_MESSAGES
+    if every <= 0:
+        return False
+    watermark = Summary.objects.filter(session=session).values_list("last_message_id", flat=True).first() or 0
+    return session.messages.filter(pk__gt=watermark).count() >= every
 
 
 def _messages_insert(rows: list[Message]) -> list[Message]:
