@@ -4,6 +4,8 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+__all__ = ["application"]
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
 
 application = get_wsgi_application()

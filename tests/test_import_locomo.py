@@ -125,9 +125,7 @@ def test_search_retrieves_the_evidence_of_single_hop_questions(sample, imported,
     assert len(questions) >= 10
     found = 0
     for question in questions:
-        result = search(
-            userId=SAMPLE, query=question["question"], searchContent=True, topK=5, includeRetrievedData=True
-        )
+        result = search(userId=SAMPLE, query=question["question"], topK=5, includeRetrievedData=True)
         found += any(texts[e] in result["retrievedData"] for e in question["evidence"])
-    # Measured 0.70 on all single-hop questions of the dev file (evidence in retrievedData, top 5).
+    # Most single-hop questions find their evidence turn in the top 5 hits (bench/retrieval.py scores it all).
     assert found / len(questions) >= 0.6, f"{found}/{len(questions)}"

@@ -207,14 +207,14 @@ def test_delete_diary_refuses_nul(gql):
 )
 def test_search_refuses_nul_and_an_overlong_query(add_messages, search, input_fields, field, message):
     add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
-    result = search(**{"userId": "alice", "query": "What do I like?", "searchContent": True, **input_fields})
+    result = search(**{"userId": "alice", "query": "What do I like?", **input_fields})
     assert result == refused(field, message)
 
 
 def test_search_takes_a_query_of_max_query_chars(add_messages, search):
     add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
     query = ("What do I like to drink? " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
-    result = search(userId="alice", query=query, searchContent=True, answer=False)
+    result = search(userId="alice", query=query, answer=False)
     assert [h["content"] for h in result["hits"] if h["kind"] == "MESSAGE"] == ["I like green tea."]
 
 
@@ -237,7 +237,6 @@ def test_search_window_reaches_the_first_and_last_days(
     result = search(
         userId="alice",
         query="What do I like to drink?",
-        searchContent=True,
         answer=False,
         since=since,
         until=until,

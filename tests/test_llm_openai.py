@@ -249,13 +249,12 @@ def test_search_generated_answer_end_to_end(openai_settings, fake_openai: FakeOp
     fake_openai.chat_reply = "Your favourite food is sushi."
     seen = len(fake_openai.responses)
 
-    result = search(userId="u1", query="What is my favourite food?", searchContent=True, includeRetrievedData=True)
+    result = search(userId="u1", query="What is my favourite food?", includeRetrievedData=True)
 
     assert result["__typename"] == "SearchResult", result
     assert result["answerMode"] == "generated"
     assert result["answer"] == "Your favourite food is sushi."
-    for message in MESSAGES:
-        assert message["content"] in result["retrievedData"]
+    assert MESSAGES[0]["content"] in result["retrievedData"]
     new = fake_openai.responses[seen:]
     chat = [body for path, body in new if path.endswith("/chat/completions")]
     embeddings = [body for path, body in new if path.endswith("/embeddings")]
@@ -269,6 +268,7 @@ def test_search_generated_answer_end_to_end(openai_settings, fake_openai: FakeOp
     prompt = fake_openai.requests_to("chat")[-1]["messages"][-1]["content"]
     assert "My favourite food is sushi, especially salmon nigiri." in prompt
     assert "What is my favourite food?" in prompt
+    assert all(hit["content"] in prompt for hit in result["hits"])
     # The best hit is the message that shares the most words with the question.
     assert result["hits"][0]["content"] == MESSAGES[0]["content"]
 
@@ -279,7 +279,7 @@ def test_search_chat_failure_is_graphql_error_and_keeps_messages(
     add_messages("u1", "s1", MESSAGES)
     fake_openai.fail("chat", 500)
 
-    body = gql(SEARCH, {"input": {"userId": "u1", "query": "What is my favourite food?", "searchContent": True}})
+    body = gql(SEARCH, {"input": {"userId": "u1", "query": "What is my favourite food?"}})
 
     assert body["data"] is None or body["data"].get("search") is None
     (error,) = body["errors"]

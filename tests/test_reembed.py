@@ -55,7 +55,7 @@ def new_model(settings, fake_openai):
 
 
 def _top_message(search) -> str:
-    hits = search(userId="alice", query=QUERY, searchContent=True, topK=3)["hits"]
+    hits = search(userId="alice", query=QUERY, topK=3)["hits"]
     return next(h["content"] for h in hits if h["kind"] == "MESSAGE")
 
 

@@ -35,6 +35,7 @@ mutation { addMessages(userId: "alice", sessionId: "s1", messages: [{role: "user
 } }
 """
 MAX_REQUEST_BYTES = 4000
+FAKE_EMBEDDER = "tests.test_llm_registry.ConstantEmbedder"
 
 
 def _free_port() -> int:
@@ -55,7 +56,8 @@ def _environment(**extra: str) -> dict[str, str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings", "LOG_LEVEL": "WARNING"}
     for name in ("DATABASE_URL", "Q_SYNC", "EMBEDDED_DB_DIR"):
         env.pop(name, None)
-    env.update({"Q_WORKERS": "1", "WEB_THREADS": "4", **extra})
+    # No model to load at start: these tests are about processes, not vectors.
+    env.update({"Q_WORKERS": "1", "WEB_THREADS": "4", "EMBEDDING_BACKEND": FAKE_EMBEDDER, **extra})
     return env
 
 
@@ -225,16 +227,18 @@ def _processes_of(service: subprocess.Popen, data_dir: Path) -> list[psutil.Proc
     """The service, every process under it once the worker's cluster is up, and the embedded PostgreSQL."""
     root = psutil.Process(service.pid)
     deadline = time.monotonic() + 30
-    while len(_worker(service).children(recursive=True)) < 4:  # Q_WORKERS=1: guard, worker, monitor, pusher
+    while len(_child(service, "worker").children(recursive=True)) < 4:  # Q_WORKERS=1: guard, worker, monitor, pusher
         assert time.monotonic() < deadline, "the worker's cluster did not start"
         time.sleep(0.2)
     postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
     return [root, *root.children(recursive=True), psutil.Process(postmaster)]
 
 
-def _worker(service: subprocess.Popen) -> psutil.Process:
-    (worker,) = [p for p in psutil.Process(service.pid).children() if "qcluster" in " ".join(p.cmdline())]
-    return worker
+def _child(service: subprocess.Popen, name: str) -> psutil.Process:
+    """The service's child running the Procfile's ``name`` process (gunicorn's master, or the worker's parent)."""
+    word = {"web": "gunicorn", "worker": "qcluster"}[name]
+    (child,) = [p for p in psutil.Process(service.pid).children() if word in " ".join(p.cmdline())]
+    return child
 
 
 def _assert_all_gone(processes: list[psutil.Process]) -> None:
@@ -255,14 +259,16 @@ def test_sigterm_stops_every_process_and_the_embedded_database(service, embedded
     assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
 
 
-def test_a_worker_parent_killed_outright_stops_the_whole_service(service, embedded_dir):
+@pytest.mark.parametrize("name", ["worker", "web"])
+def test_a_process_killed_outright_stops_the_whole_service(service, embedded_dir, name):
     service, port = service
     processes = _processes_of(service, embedded_dir)
-    _worker(service).kill()  # SIGKILL: its own children are orphaned
+    _child(service, name).kill()  # SIGKILL: its own children are orphaned
 
     assert service.wait(timeout=60) != 0
-    assert "The worker process exited" in service.stderr.read().decode()
+    assert f"The {name} process exited" in service.stderr.read().decode()
     _assert_all_gone(processes)
+    assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2)
 

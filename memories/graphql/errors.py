@@ -72,7 +72,8 @@ class StableErrors(MaskErrors):
             message, code = _prefixed(error, _TOO_DEEP), "BAD_USER_INPUT"
         elif isinstance(original, OverflowError):
             message, code = _prefixed(error, _OUT_OF_RANGE), "BAD_USER_INPUT"
-        elif not error.path:  # raised before any resolver ran: coercing an argument or a variable
+        elif not error.path and isinstance(original, GraphQLError | ValueError | TypeError):
+            # Raised before any resolver ran, coercing an argument or a variable to its type.
             message, code = _shortened(error.message), "BAD_USER_INPUT"
         else:
             logger.error("GraphQL resolver failed", exc_info=original)

@@ -28,9 +28,9 @@ from memories.graphql.enums import Order
 from memories.graphql.errors import StableErrors
 from memories.graphql.inputs import ContextInput, MessageInput, SearchInput
 from memories.graphql.permissions import UserScopeExtension
+from memories.graphql.search_types import ContextType, HitType, SearchResultType, UsageType
 from memories.graphql.types import (
     AddMessagesResult,
-    ContextType,
     DeleteAllResult,
     DeleteDiaryResult,
     DeleteHistoryResult,
@@ -38,16 +38,13 @@ from memories.graphql.types import (
     DeleteSummariesResult,
     DiaryType,
     ForgetUserResult,
-    HitType,
     KnowledgeStatusEnum,
     KnowledgeType,
     MessageType,
     Page,
     QueuedSummariesResult,
-    SearchResultType,
     SessionType,
     SummaryType,
-    UsageType,
 )
 from memories.search import SearchFilter
 from memories.services.diaries import diaries_delete_all, diary_delete, diary_upsert

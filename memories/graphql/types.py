@@ -17,8 +17,8 @@ from strawberry.types import Info
 from strawberry_django.optimizer import optimize
 
 from memories import models, search, selectors
-from memories.graphql.enums import HitKind
 from memories.graphql.permissions import ScopedType
+from memories.graphql.search_types import ContextType
 
 __all__ = [
     "AddMessagesResult",
@@ -28,21 +28,14 @@ __all__ = [
     "DeleteSummariesResult",
     "DiaryType",
     "ForgetUserResult",
-    "ContextType",
     "DeleteAllResult",
-    "HitKind",
-    "HitType",
     "KnowledgeStatusEnum",
     "KnowledgeType",
     "MessageType",
     "Page",
     "QueuedSummariesResult",
-    "SearchResultType",
     "SessionType",
     "SummaryType",
-    "TokenCountsType",
-    "TurnType",
-    "UsageType",
 ]
 
 T = TypeVar("T")
@@ -284,123 +277,3 @@ class ForgetUserResult:
     summaries: int
     knowledge: int
     diaries: int
-
-
-@strawberry.type(name="Turn", description="A message shown with a hit or in a context's recent window.")
-class TurnType:
-    id: strawberry.ID
-    role: str
-    speaker: str = strawberry.field(description="The speaker's name from the message's metadata, else its role.")
-    content: str
-    created_at: datetime
-    is_hit: bool = strawberry.field(description="Whether this turn is the hit itself (not a neighbouring turn).")
-
-    @classmethod
-    def of(cls, turn: search.Turn) -> TurnType:
-        return cls(
-            id=strawberry.ID(str(turn.id)),
-            role=turn.role,
-            speaker=turn.speaker,
-            content=turn.content,
-            created_at=turn.created_at,
-            is_hit=turn.is_hit,
-        )
-
-
-@strawberry.type(name="Hit")
-class HitType:
-    """One retrieved row of any kind, best first. ``score`` is cosine similarity to the query (higher is
-    closer; null for a message not embedded yet); ``relevance`` is the fused score that orders the hits."""
-
-    kind: HitKind
-    id: strawberry.ID
-    score: float | None
-    relevance: float
-    content: str
-    user_id: str
-    conversation_time: datetime | None
-    session_id: str | None
-    speaker: str | None = strawberry.field(description="For a message: its speaker.")
-    turns: list[TurnType] = strawberry.field(
-        description="For a message: the turns just before and after it, and itself, in order."
-    )
-    text: str = strawberry.field(description="The hit as a labelled, timestamped text block.")
-    cited: bool = strawberry.field(description="Whether the answer rests on this hit.")
-
-    @classmethod
-    def of(cls, hit: search.Hit, *, multi_user: bool = False, cited: bool = False) -> HitType:
-        return cls(
-            kind=HitKind(hit.kind),
-            id=strawberry.ID(str(hit.id)),
-            score=hit.score,
-            relevance=hit.relevance,
-            content=hit.content,
-            user_id=hit.user_id,
-            conversation_time=hit.conversation_time,
-            session_id=hit.session_id,
-            speaker=hit.speaker,
-            turns=[TurnType.of(t) for t in hit.turns],
-            text=hit.block(multi_user=multi_user),
-            cited=cited,
-        )
-
-
-@strawberry.type(name="Usage")
-class UsageType:
-    """Tokens used, where the backend reports them."""
-
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    embedding_tokens: int | None
-
-
-@strawberry.type(name="SearchResult")
-class SearchResultType:
-    """The answer and the hits it was drawn from.
-
-    ``answerMode`` is ``generated`` (an LLM wrote it, citing hits), ``extractive`` (the
-    supporting turns quoted with speaker and date; no LLM configured), or ``none`` when the
-    search was asked for retrieval only (``answer: false``). ``found`` is false when no hit is
-    relevant enough (``SEARCH_MIN_SIMILARITY``): the answer then says so.
-    """
-
-    answer: str | None
-    answer_mode: str
-    found: bool | None
-    retrieved_data: str | None
-    hits: list[HitType]
-    stages: list[str] = strawberry.field(deprecation_reason="All sources are ranked together; see `Hit.kind`.")
-    usage: UsageType
-
-
-@strawberry.type(name="TokenCounts", description="Token counts of a context, by the tokenizer it names.")
-class TokenCountsType:
-    window: int
-    memories: int
-    prompt: int
-    tokenizer: str
-
-
-@strawberry.type(name="Context")
-class ContextType:
-    """What a chatbot needs for its next turn: the recent window, relevant memories and one prompt block.
-
-    ``memories`` never repeat a turn of ``window`` nor the query message; none are returned when
-    nothing is relevant (``SEARCH_MIN_SIMILARITY``).
-    """
-
-    query: str | None
-    window: list[TurnType]
-    memories: list[HitType]
-    prompt: str = strawberry.field(description="Paste into the system prompt: labelled, dated sections.")
-    tokens: TokenCountsType
-
-    @classmethod
-    def of(cls, result: search.Context) -> ContextType:
-        return cls(
-            query=result.query,
-            window=[TurnType.of(t) for t in result.window],
-            memories=[HitType.of(h) for h in result.memories],
-            prompt=result.prompt,
-            tokens=TokenCountsType(tokenizer=result.tokenizer, **result.tokens),
-        )

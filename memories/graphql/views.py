@@ -70,7 +70,6 @@ class MemoryGraphQLView(GraphQLView):
             get_token(request)  # the GraphiQL page sets the CSRF cookie its requests send back
             return super().dispatch(request, *args, **kwargs)
         try:
-            _read_chunked_body(request)
             return self._authenticated_dispatch(request)
         except RequestDataTooBig:
             return _error(too_large_message(), "PAYLOAD_TOO_LARGE", 413)
@@ -139,6 +138,7 @@ class MemoryGraphQLView(GraphQLView):
             request.memory_scope = Scope(all_users=True)
         else:
             return _error(_UNAUTHENTICATED, "UNAUTHENTICATED", 401)
+        _read_chunked_body(request)  # only once the caller is known
         return self.run(request=request)
 
 
