@@ -47,21 +47,6 @@ def test_extractive_summary_is_built_from_conversation_sentences():
     assert [completion.text.index(s) for s in order_in_conversation] == sorted(positions)
 
 
-def test_extractive_answer_picks_the_relevant_sentence_and_judges_sufficiency():
-    model = get_chat_model()
-    blocks = [
-        "[summary | session s1]\nThe user moved to Osaka in March. The user's favourite food is ramen.",
-        "[message | session s2]\nThe weather was rainy all week.",
-    ]
-    answer = model.answer(question="What is the user's favourite food?", blocks=blocks)
-    assert answer.mode == "extractive"
-    assert answer.text.splitlines()[0].endswith("The user's favourite food is ramen.")
-    assert answer.text.splitlines()[0].startswith("[summary | session s1]")
-    assert answer.sufficient is True
-    unrelated = model.answer(question="Which instrument does the user play?", blocks=blocks[1:])
-    assert unrelated.sufficient is False
-
-
 class _RecordingModel:
     def __init__(self) -> None:
         self.batch_sizes: list[int] = []

@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.test.utils import override_settings
 
 from memories.checks import check_embeddings
@@ -110,3 +111,22 @@ def test_reembed_across_a_dimension_change(alice_memory, new_model, search, gql,
     with override_settings(**new_model):
         assert _top_message(search) == before
         assert check_embeddings() == []
+
+    # The indexes the models declare on the vector columns are there again, with their parameters.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes "
+            "WHERE indexname LIKE '%%embedding_hnsw' OR indexname = 'message_unembedded'"
+        )
+        indexes = dict(cursor.fetchall())
+    assert set(indexes) == {
+        "message_embedding_hnsw",
+        "summary_embedding_hnsw",
+        "knowledge_embedding_hnsw",
+        "diary_embedding_hnsw",
+        "message_unembedded",
+    }
+    assert "vector_cosine_ops" in indexes["message_embedding_hnsw"]
+    assert "m='16'" in indexes["message_embedding_hnsw"]
+    assert "ef_construction='64'" in indexes["message_embedding_hnsw"]
+    assert "WHERE (embedding IS NULL)" in indexes["message_unembedded"]

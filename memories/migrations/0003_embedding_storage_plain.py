@@ -3,8 +3,7 @@
 A 384-float vector is 1.5 kB; with a message's text and its full-text column a row passes
 PostgreSQL's 2 kB TOAST threshold, and the vector (``EXTERNAL`` by pgvector's default) was
 moved out of line, so an exact ranking of a user's rows fetched every vector from the TOAST
-table. Measured on 1M messages (bench.speed): see README, Benchmarks, and bench/HISTORY.md. Rows written before
-this migration keep their layout until they are rewritten.
+table. Rows written before this migration keep their layout until they are rewritten.
 """
 
 from django.conf import settings

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 from django.db import connection, transaction
 from django.db.models import Model
+from pgvector.django import HnswIndex
 
 from memories.llm import Embedder
 from memories.services.embeddings import EMBEDDED_MODELS
@@ -36,12 +37,20 @@ __all__ = [
     "reembed_switch",
 ]
 
-_INDEX_NAMES = {
-    "message": "message_embedding_hnsw",
-    "summary": "summary_embedding_hnsw",
-    "knowledge": "knowledge_embedding_hnsw",
-    "diary": "diary_embedding_hnsw",
-}
+
+
+def _hnsw_index(kind: str) -> HnswIndex:
+    """The model's own HNSW index declaration (name, opclass, m, ef_construction)."""
+    return next(i for i in EMBEDDED_MODELS[kind]._meta.indexes if isinstance(i, HnswIndex))
+
+
+def _indexes_on_embedding(kind: str) -> list:
+    """The model's other indexes that involve its vector column (dropped with the old column)."""
+    return [
+        i
+        for i in EMBEDDED_MODELS[kind]._meta.indexes
+        if not isinstance(i, HnswIndex) and i.condition is not None and "embedding" in str(i.condition)
+    ]
 
 
 def _table(kind: str) -> str:
@@ -169,11 +178,13 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
     concurrently = "" if connection.in_atomic_block else "CONCURRENTLY "
     for kind in EMBEDDED_MODELS:
         progress(f"building the HNSW index of {kind}")
+        index = _hnsw_index(kind)
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP INDEX {concurrently}IF EXISTS {_INDEX_NAMES[kind]}_next")
+            cursor.execute(f"DROP INDEX {concurrently}IF EXISTS {index.name}_next")
             cursor.execute(
-                f"CREATE INDEX {concurrently}{_INDEX_NAMES[kind]}_next ON {connection.ops.quote_name(_table(kind))} "
-                "USING hnsw (embedding_next vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
+                f"CREATE INDEX {concurrently}{index.name}_next ON {connection.ops.quote_name(_table(kind))} "
+                f"USING hnsw (embedding_next {index.opclasses[0]}) "
+                f"WITH (m = {int(index.m)}, ef_construction = {int(index.ef_construction)})"
             )
     progress("switching columns")
     with transaction.atomic(), connection.cursor() as cursor:
@@ -185,7 +196,7 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
                 pass
         for kind in EMBEDDED_MODELS:
             table = connection.ops.quote_name(_table(kind))
-            index = _INDEX_NAMES[kind]
+            index = _hnsw_index(kind).name
             cursor.execute(f"DROP INDEX IF EXISTS {index}")
             cursor.execute(
                 f"ALTER TABLE {table} DROP COLUMN embedding, DROP COLUMN embedding_model, DROP COLUMN embedding_next_at"
@@ -193,6 +204,8 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_next TO embedding")
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_model_next TO embedding_model")
             cursor.execute(f"ALTER INDEX {index}_next RENAME TO {index}")
-        # Dropping the old column dropped the partial index on it (models.Message.Meta.indexes).
-        message_table = connection.ops.quote_name(_table("message"))
-        cursor.execute(f"CREATE INDEX IF NOT EXISTS message_unembedded ON {message_table} (id) WHERE embedding IS NULL")
+        # Dropping the old columns dropped the partial indexes on them: made again as the models declare them.
+        with connection.schema_editor(atomic=False) as editor:
+            for kind, model in EMBEDDED_MODELS.items():
+                for partial in _indexes_on_embedding(kind):
+                    editor.add_index(model, partial)
