@@ -122,3 +122,10 @@ def search(gql: GraphQL) -> Callable[..., dict[str, Any]]:
         return body["data"]["search"]
 
     return run
+
+
+@pytest.fixture
+def hashing_embedder(settings) -> None:  # noqa: ANN001
+    """Embed with ``tests.fakes.HashingEmbedder`` (instant, deterministic) where ranking is not under test."""
+    settings.EMBEDDING_BACKEND = "tests.fakes.HashingEmbedder"
+    settings.EMBEDDING_MODEL = "hashing"

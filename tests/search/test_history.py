@@ -6,15 +6,23 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-pytestmark = pytest.mark.django_db
+from tests.factories import MessageFactory, SessionFactory
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("hashing_embedder")]
 
 
 def at(minutes_ago: int) -> str:
     return (datetime.now(UTC) - timedelta(minutes=minutes_ago)).isoformat()
 
 
-def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(add_messages, gql):
-    add_messages("alice", "s1", [{"role": "user", "content": f"m{i}", "createdAt": at(30 - i)} for i in range(30)])
+def ago(minutes: int) -> datetime:
+    return datetime.now(UTC) - timedelta(minutes=minutes)
+
+
+def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(gql):
+    session = SessionFactory(user__external_id="alice")
+    for i in range(30):
+        MessageFactory(session=session, content=f"m{i}", created_at=ago(30 - i))
     last = gql('{ history(userId: "alice", order: NEWEST_FIRST, limit: 3) { items { content } } }')
     assert [m["content"] for m in last["data"]["history"]["items"]] == ["m29", "m28", "m27"]
     first = gql('{ history(userId: "alice", limit: 2) { items { content } } }')
@@ -23,9 +31,9 @@ def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(add
     assert [m["content"] for m in recent["data"]["history"]["items"]] == ["m25", "m26", "m27", "m28", "m29"]
 
 
-def test_sessions_newest_first_and_recent_only(add_messages, gql):
-    add_messages("alice", "old", [{"role": "user", "content": "a", "createdAt": at(600)}])
-    add_messages("alice", "new", [{"role": "user", "content": "b", "createdAt": at(5)}])
+def test_sessions_newest_first_and_recent_only(gql):
+    SessionFactory(user__external_id="alice", external_id="old", first_message_at=ago(600), last_message_at=ago(600))
+    SessionFactory(user__external_id="alice", external_id="new", first_message_at=ago(5), last_message_at=ago(5))
     ordered = gql('{ sessions(userId: "alice", order: NEWEST_FIRST) { items { sessionId } } }')
     assert [s["sessionId"] for s in ordered["data"]["sessions"]["items"]] == ["new", "old"]
     recent = gql('{ sessions(userId: "alice", withinSeconds: 3600) { items { sessionId } } }')
