@@ -273,6 +273,24 @@ def test_search_generated_answer_end_to_end(openai_settings, fake_openai: FakeOp
     assert result["hits"][0]["content"] == MESSAGES[0]["content"]
 
 
+def test_a_generated_answer_cites_the_hits_it_used(openai_settings, fake_openai: FakeOpenAI, add_messages, gql):
+    add_messages("u1", "s1", MESSAGES)
+
+    fake_openai.chat_reply = "Sushi, especially salmon nigiri [1]."
+    body = gql(
+        "query($i: SearchInput!) { search(input: $i) { ... on SearchResult { answer found hits { text cited } } } }",
+        {"i": {"userId": "u1", "query": "What is my favourite food?"}},
+    )
+    result = body["data"]["search"]
+    assert result["found"] is True
+    assert [h["cited"] for h in result["hits"]] == [True] + [False] * (len(result["hits"]) - 1)
+    assert result["answer"] == "Sushi, especially salmon nigiri [1]."
+    assert "sushi" in result["hits"][0]["text"]
+    assert (
+        "Each entry starts with its number in brackets" in fake_openai.requests_to("chat")[-1]["messages"][0]["content"]
+    )
+
+
 def test_search_chat_failure_is_graphql_error_and_keeps_messages(
     openai_settings, fake_openai: FakeOpenAI, add_messages, gql
 ) -> None:

@@ -1,26 +1,75 @@
-"""README.md stays true: every GraphQL example in it is valid against the schema."""
+"""The README and docs/ stay true: every GraphQL example validates against the schema, every
+relative link points at a file that exists, and the README's chatbot turn works as shown."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
-from graphql import parse, validate
+from graphql import build_schema, parse, validate
 
 from memories.graphql.schema import schema
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-EXAMPLES = re.findall(r"```graphql\n(.*?)```", README.read_text(), flags=re.DOTALL)
+SCHEMA = build_schema(str(schema))
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+EXAMPLES = [
+    (doc, example) for doc in DOCS for example in re.findall(r"```graphql\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+]
+LINKS = [(doc, target) for doc in DOCS for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text())]
 
 
-def test_readme_has_graphql_examples():
-    assert len(EXAMPLES) >= 5  # the parametrised test below must not pass vacuously
+def _blocks(doc: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", doc.read_text(), flags=re.DOTALL)
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"example-{i}" for i in range(len(EXAMPLES))])
-def test_readme_example_is_valid(example):
+def test_docs_have_graphql_examples():
+    assert len(EXAMPLES) >= 15  # the parametrised test below must not pass vacuously
+    assert {doc.name for doc, _ in EXAMPLES} >= {"README.md", "api.md"}
+
+
+@pytest.mark.parametrize(("doc", "example"), EXAMPLES, ids=[f"{doc.name}-{i}" for i, (doc, _) in enumerate(EXAMPLES)])
+def test_graphql_example_is_valid(doc, example):
     # A block may hold several operations; each must validate on its own.
     for operation in re.split(r"\n(?=mutation |\{|query )", example.strip()):
-        errors = validate(schema._schema, parse(operation))
-        assert not errors, f"{operation}\n{errors}"
+        errors = validate(SCHEMA, parse(operation))
+        assert not errors, f"{doc.name}:\n{operation}\n{errors}"
+
+
+@pytest.mark.parametrize(("doc", "target"), LINKS, ids=[f"{doc.name}->{target}" for doc, target in LINKS])
+def test_relative_link_exists(doc, target):
+    assert (doc.parent / target).exists(), f"{doc.name} links to {target}, which does not exist"
+
+
+def test_readme_chatbot_turn_works_as_shown(gql):
+    """The README's first example (a turn with its context) and its reply, with the README's variables."""
+    readme = ROOT / "README.md"
+    turn, reply = _blocks(readme, "graphql")[:2]
+    variables = json.loads(_blocks(readme, "json")[0])
+    earlier = {
+        "userId": variables["userId"],
+        "sessionId": "2024-05-01",
+        "messages": [
+            {
+                "role": "user",
+                "content": "My favourite food is okonomiyaki, Hiroshima style.",
+                "createdAt": "2024-05-01T09:00:00+09:00",
+            },
+            {
+                "role": "assistant",
+                "content": "Noted! Do you cook it at home?",
+                "createdAt": "2024-05-01T09:00:05+09:00",
+            },
+        ],
+    }
+    assert "errors" not in gql(reply, earlier)
+
+    context = gql(turn, variables)["data"]["addMessages"]["context"]
+
+    assert [t["content"] for t in context["window"]] == [variables["messages"][0]["content"]]
+    assert "okonomiyaki" in context["prompt"]
+    assert variables["messages"][0]["content"] not in [m["content"] for m in context["memories"]]
+    stored = gql(reply, {**variables, "messages": [{"role": "assistant", "content": "Okonomiyaki?"}]})
+    assert stored["data"]["addMessages"]["skipped"] == 0

@@ -21,9 +21,9 @@ from memories.search.scope import Scope
 from memories.services.diaries import diary_upsert
 from memories.services.embeddings import embeddings_fill
 from memories.services.knowledge import knowledge_add
-from memories.services.messages import MessageIn, messages_add
 from memories.services.summaries import summary_create
 from tests.conftest import SEARCH
+from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -37,15 +37,11 @@ def add_unembedded(user_id: str, contents: list[str], speaker: str | None = None
     Not embedded, the turns are found by their words alone; one turn per session keeps
     neighbouring turns from lifting one another, so hits come in BM25 order.
     """
-    start = Session.objects.filter(user__external_id=user_id).count()
-    metadata = {"speaker": speaker} if speaker else {}
-    for n, content in enumerate(contents, start=start):
-        messages_add(
-            user_external_id=user_id,
-            session_external_id=f"s{n}",
-            messages=[MessageIn(role="user", content=content, metadata=metadata)],
+    user = EndUserFactory(external_id=user_id)
+    for content in contents:
+        MessageFactory(
+            session=SessionFactory(user=user), content=content, metadata={"speaker": speaker} if speaker else {}
         )
-    Message.objects.update(embedding=None, embedding_model="")
 
 
 def ranked(user_ids: list[str], query: str, top_k: int = 10) -> list[str]:
@@ -54,6 +50,7 @@ def ranked(user_ids: list[str], query: str, top_k: int = 10) -> list[str]:
     return [h.content for h in result.hits]
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 def test_a_rare_word_outweighs_words_every_turn_holds():
     # Every turn is Caroline's and most say "like" twice: only "pottery" tells the turns apart.
     add_unembedded("alice", [f"I like day {i}, I really like it." for i in range(10)], speaker="Caroline")
@@ -61,6 +58,7 @@ def test_a_rare_word_outweighs_words_every_turn_holds():
     assert ranked(["alice"], "What does Caroline like about pottery?")[0] == "Pottery class on Tuesday."
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 def test_repeating_one_word_does_not_beat_holding_two_of_the_query():
     add_unembedded(
         "alice",
@@ -76,6 +74,7 @@ def test_repeating_one_word_does_not_beat_holding_two_of_the_query():
     ]
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 def test_word_weights_come_from_the_searched_users_messages_alone():
     # For bob, "guitar" is in every turn and "lesson" in one: the lesson turn leads for him,
     # whatever alice's many "lesson" turns would make of the word.
@@ -86,12 +85,14 @@ def test_word_weights_come_from_the_searched_users_messages_alone():
     assert set(bob) == {"Guitar guitar guitar all weekend.", "Guitar lesson on Friday.", "Guitar strings are new."}
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 def test_stop_words_alone_and_no_words_find_nothing():
     add_unembedded("alice", ["What was it that I did there?"])
     assert ranked(["alice"], "what was it that I did") == []
     assert ranked(["alice"], "?!") == []
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
@@ -118,6 +119,7 @@ def test_words_with_quotes_hyphens_urls_and_operators_find_their_turn(query, exp
     assert ranked(["alice"], query)[0] == expected
 
 
+@pytest.mark.usefixtures("hashing_embedder")
 def test_users_are_named_by_external_id_repeats_and_unknown_ones_add_nothing():
     add_unembedded("alice", [f"Alice's pottery note {i}." for i in range(3)])
     add_unembedded("bob", [f"Bob's pottery note {i}." for i in range(2)])
@@ -145,24 +147,18 @@ def scattered(settings) -> dict[str, dict[int, np.ndarray]]:
     """
     settings.SEARCH_MIN_SIMILARITY = -1.0
     rng = np.random.default_rng(7)
-    users = EndUser.objects.bulk_create([EndUser(external_id=f"user-{i}") for i in range(USERS)])
-    sessions = Session.objects.bulk_create(
-        [Session(user=user, external_id=f"s{n}") for n in range(PER_USER) for user in users]
-    )
-    rows = []
-    for session in sessions:
-        vector = rng.standard_normal(settings.EMBEDDING_DIMENSIONS)
-        rows.append(
-            Message(
-                user=session.user,
+    users = EndUser.objects.bulk_create(EndUserFactory.build_batch(USERS))
+    sessions = Session.objects.bulk_create([SessionFactory.build(user=user) for _ in range(PER_USER) for user in users])
+    Message.objects.bulk_create(
+        [
+            MessageFactory.build(
                 session=session,
-                role="user",
-                content="message",
-                embedding=vector / np.linalg.norm(vector),
+                embedding=(vector := rng.standard_normal(settings.EMBEDDING_DIMENSIONS)) / np.linalg.norm(vector),
                 embedding_model=settings.EMBEDDING_MODEL,
             )
-        )
-    Message.objects.bulk_create(rows)
+            for session in sessions
+        ]
+    )
     vectors: dict[str, dict[int, np.ndarray]] = {u.external_id: {} for u in users}
     for pk, user_id, embedding in Message.objects.values_list("pk", "user__external_id", "embedding"):
         vectors[user_id][pk] = np.asarray(embedding)

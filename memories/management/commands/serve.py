@@ -39,7 +39,7 @@ _PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.+)$")
 def procfile_processes(path: Path) -> dict[str, str]:
     """The ``name: command`` lines of a Procfile, in order (blank lines and ``#`` comments skipped)."""
     lines = (line.strip() for line in path.read_text().splitlines())
-    return {m[1]: m[2] for line in lines if (m := _PROCFILE_LINE.match(line)) and not line.startswith("#")}
+    return {m[1]: m[2] for line in lines if (m := _PROCFILE_LINE.match(line))}
 
 
 class Command(BaseCommand):
