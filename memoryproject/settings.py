@@ -215,6 +215,12 @@ STRAWBERRY_DJANGO = {
     "MUTATIONS_DEFAULT_HANDLE_ERRORS": True,
 }
 
+# --- Health and metrics (memories.health, memories.metrics) ----------------------------
+# /metrics is served to loopback clients, or to any client sending this as a Bearer token.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# /readyz fails when the worker's sweep is overdue by more than SUMMARY_SWEEP_MINUTES plus this.
+WORKER_HEARTBEAT_GRACE_SECONDS = env.int("WORKER_HEARTBEAT_GRACE_SECONDS", default=120)
+
 # --- Serving (manage.py serve / make run) ---------------------------------------------
 HOST = env.str("HOST", default="127.0.0.1")
 PORT = env.int("PORT", default=8000)

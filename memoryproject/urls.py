@@ -1,12 +1,17 @@
-"""URLs: GraphQL (with GraphiQL) at /graphql/, the admin at /admin/."""
+"""URLs: GraphQL (with GraphiQL) at /graphql/, the admin at /admin/, health checks and metrics."""
 
 from django.contrib import admin
 from django.urls import path
 
 from memories.graphql.schema import schema
 from memories.graphql.views import MemoryGraphQLView
+from memories.health import healthz, readyz
+from memories.metrics import metrics_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("graphql/", MemoryGraphQLView.as_view(schema=schema, graphql_ide="graphiql")),
+    path("healthz", healthz),
+    path("readyz", readyz),
+    path("metrics", metrics_view),
 ]

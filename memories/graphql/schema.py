@@ -24,6 +24,7 @@ from strawberry.scalars import JSON
 from strawberry_django.optimizer import DjangoOptimizerExtension
 
 from memories import search, selectors
+from memories.backlog import backlog_get
 from memories.graphql.enums import Order
 from memories.graphql.errors import StableErrors
 from memories.graphql.inputs import ContextInput, MessageInput, SearchInput
@@ -31,6 +32,7 @@ from memories.graphql.permissions import UserScopeExtension
 from memories.graphql.search_types import ContextType, HitType, SearchResultType, UsageType
 from memories.graphql.types import (
     AddMessagesResult,
+    BacklogType,
     DeleteAllResult,
     DeleteDiaryResult,
     DeleteHistoryResult,
@@ -42,10 +44,12 @@ from memories.graphql.types import (
     KnowledgeType,
     MessageType,
     Page,
+    PendingSummaryType,
     QueuedSummariesResult,
     SessionType,
     SummaryType,
 )
+from memories.metrics import MetricsExtension
 from memories.search import SearchFilter
 from memories.services.diaries import diaries_delete_all, diary_delete, diary_upsert
 from memories.services.history import history_delete, user_forget
@@ -126,6 +130,22 @@ class Query:
             user_external_id=user_id, within_seconds=within_seconds, newest_first=order is Order.NEWEST_FIRST
         )
         return _page(queryset, SessionType, limit=limit, offset=offset)
+
+    @strawberry.field(
+        description="How far the worker is behind for a user (or, without userId, for every user: an all-users "
+        "key): messages waiting for a vector, sessions waiting for a summary and when each is due."
+    )
+    def backlog(self, user_id: str | None = None, limit: int = 100) -> BacklogType:
+        if not 1 <= limit <= settings.MAX_PAGE_SIZE:
+            raise ValidationError({"limit": [f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]})
+        result = backlog_get(user_external_id=user_id, limit=limit)
+        return BacklogType(
+            messages_waiting_for_vector=result.messages_waiting_for_vector,
+            sessions_waiting_for_summary=[
+                PendingSummaryType(user_id=p.user_id, session_id=p.session_id, due_at=p.due_at)
+                for p in result.sessions_waiting_for_summary
+            ],
+        )
 
     @strawberry.field(description="A user's session summaries, ascending by the time they cover.")
     def summaries(
@@ -351,5 +371,6 @@ schema = strawberry.Schema(
         lambda: ValidationCache(maxsize=DOCUMENT_CACHE_SIZE),
         UserScopeExtension,
         StableErrors,
+        MetricsExtension,
     ],
 )

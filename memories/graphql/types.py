@@ -22,6 +22,7 @@ from memories.graphql.search_types import ContextType
 
 __all__ = [
     "AddMessagesResult",
+    "BacklogType",
     "DeleteDiaryResult",
     "DeleteHistoryResult",
     "DeleteKnowledgeResult",
@@ -277,3 +278,18 @@ class ForgetUserResult:
     summaries: int
     knowledge: int
     diaries: int
+
+
+@strawberry.type(name="PendingSummary", description="A session whose summary is missing or behind, and when it is due.")
+class PendingSummaryType:
+    user_id: str
+    session_id: str
+    due_at: datetime = strawberry.field(
+        description="When the sweep writes it (SUMMARY_IDLE_MINUTES after the last message; createSummaries: now)."
+    )
+
+
+@strawberry.type(name="Backlog", description="What the background worker has still to do.")
+class BacklogType:
+    messages_waiting_for_vector: int = strawberry.field(description="Messages not yet embedded (not ranked by vector).")
+    sessions_waiting_for_summary: list[PendingSummaryType] = strawberry.field(description="Soonest due first.")

@@ -20,12 +20,15 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from memories.llm import Usage, get_chat_model, get_embedder
+from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
+from memories.metrics import MODEL_CALLS, SEARCH_STAGE_SECONDS
 from memories.models import EndUser, Message, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
@@ -130,11 +133,13 @@ def search(
         sources=tuple(sources),
         include_shared=include_shared,
     )
-    embedding = get_embedder().embed([query])
-    hits = retrieve(scope=scope, query=query, vector=embedding.vectors[0], top_k=top_k)
+    embedding = _embed(query)
+    with SEARCH_STAGE_SECONDS.labels("retrieve").time():
+        hits = retrieve(scope=scope, query=query, vector=embedding.vectors[0], top_k=top_k)
     reply = None
     if answer:
-        reply = answer_question(question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model())
+        with SEARCH_STAGE_SECONDS.labels("answer").time(), _counted("answer"):
+            reply = answer_question(question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model())
     usage = embedding.usage + (reply.usage if reply else Usage())
     return SearchResult(hits=hits, answer=reply, usage=usage, multi_user=scope.multi_user)
 
@@ -197,11 +202,16 @@ def context(
             exclude_message_pks=tuple(sorted(excluded)),
             session_pk=None if include_other_sessions else getattr(session, "pk", -1),
         )
-        embedding = get_embedder().embed([query])
+        embedding = _embed(query)
         usage = embedding.usage
-        hits = retrieve(
-            scope=scope, query=query, vector=embedding.vectors[0], top_k=settings.SEARCH_DEFAULT_TOP_K, hidden=excluded
-        )
+        with SEARCH_STAGE_SECONDS.labels("retrieve").time():
+            hits = retrieve(
+                scope=scope,
+                query=query,
+                vector=embedding.vectors[0],
+                top_k=settings.SEARCH_DEFAULT_TOP_K,
+                hidden=excluded,
+            )
         memories = _within_budget(_without_repeats(_relevant(hits)), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     window_tokens, memory_tokens, prompt_tokens = (
@@ -263,6 +273,22 @@ def retrieve(
         vector=vector,
         hidden_message_ids=frozenset(hidden),
     )
+
+
+def _embed(query: str) -> EmbeddingBatch:
+    with SEARCH_STAGE_SECONDS.labels("embed").time(), _counted("embed"):
+        return get_embedder().embed([query])
+
+
+@contextmanager
+def _counted(kind: str) -> Iterator[None]:
+    """Counts a model call in ``MODEL_CALLS`` by outcome."""
+    try:
+        yield
+    except Exception:
+        MODEL_CALLS.labels(kind, "failure").inc()
+        raise
+    MODEL_CALLS.labels(kind, "success").inc()
 
 
 def _relevant(hits: list[Hit]) -> list[Hit]:

@@ -1,0 +1,105 @@
+"""/healthz, /readyz, /metrics and the backlog query: what an operator and a load balancer see."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from django_q.models import Schedule
+
+from memories.models import Message
+from memories.services.schedules import SWEEP_NAME
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("hashing_embedder")]
+
+
+def test_healthz_answers_without_a_key(client):
+    response = client.get("/healthz", HTTP_HOST="localhost")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_is_ready_when_every_check_passes(client):
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() + timedelta(minutes=1))
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "ready"
+    assert {"database", "migrations", "worker", "embedding_backend", "embedding_backlog"} <= set(body["checks"])
+    assert body["checks"]["embedding_backend"]["model"] == "hashing"
+
+
+def test_readyz_fails_when_the_worker_missed_its_sweep(client, settings):
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() - timedelta(hours=1))
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 503
+    worker = response.json()["checks"]["worker"]
+    assert worker["ok"] is False
+    assert worker["sweep_overdue_seconds"] >= 3600 - 5
+
+
+def test_readyz_fails_when_the_embedding_backend_fails(client, settings):
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now())
+    settings.EMBEDDING_BACKEND = "tests.ops.test_health_and_metrics.BrokenEmbedder"
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 503
+    assert "model server down" in response.json()["checks"]["embedding_backend"]["error"]
+
+
+class BrokenEmbedder:
+    model_name = "broken"
+    dimensions = 384
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        raise RuntimeError("model server down")
+
+
+def test_metrics_show_operation_latency_stages_and_backlog(client, add_messages, search):
+    add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
+    search(userId="alice", query="What do I drink?")
+    Message.objects.update(embedding=None)  # as if the worker had not run yet
+
+    response = client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="127.0.0.1")
+
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert 'memory_graphql_request_seconds_count{field="search"}' in text
+    assert 'memory_search_stage_seconds_count{stage="retrieve"}' in text
+    assert 'memory_model_calls_total{kind="embed",outcome="success"}' in text
+    assert "memory_embedding_backlog_messages 1.0" in text
+    assert "memory_task_queue_depth" in text
+
+
+def test_metrics_need_the_token_from_elsewhere(client, settings):
+    assert client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="10.1.2.3").status_code == 403
+    settings.METRICS_TOKEN = "s3cret"
+    assert client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="127.0.0.1").status_code == 403
+    allowed = client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer s3cret")
+    assert allowed.status_code == 200
+
+
+BACKLOG = """
+query($u: String) { backlog(userId: $u) { messagesWaitingForVector sessionsWaitingForSummary { userId sessionId dueAt } } }
+"""
+
+
+def test_backlog_per_user_and_overall(add_messages, gql, make_api_key, settings):
+    add_messages("alice", "s1", [{"role": "user", "content": "one"}, {"role": "user", "content": "two"}])
+    add_messages("bob", "s1", [{"role": "user", "content": "three"}])
+    Message.objects.filter(user__external_id="alice").update(embedding=None)
+
+    alice = gql(BACKLOG, {"u": "alice"})["data"]["backlog"]
+    assert alice["messagesWaitingForVector"] == 2
+    (pending,) = alice["sessionsWaitingForSummary"]
+    assert (pending["userId"], pending["sessionId"]) == ("alice", "s1")
+
+    overall = gql(BACKLOG)["data"]["backlog"]
+    assert overall["messagesWaitingForVector"] == 2
+    assert {(p["userId"], p["sessionId"]) for p in overall["sessionsWaitingForSummary"]} == {
+        ("alice", "s1"),
+        ("bob", "s1"),
+    }
+
+    scoped = gql(BACKLOG, key=make_api_key("alice"))
+    assert scoped["errors"][0]["extensions"]["code"] == "FORBIDDEN"
