@@ -80,7 +80,9 @@ def test_metrics_need_the_token_from_elsewhere(client, settings):
 
 
 BACKLOG = """
-query($u: String) { backlog(userId: $u) { messagesWaitingForVector sessionsWaitingForSummary { userId sessionId dueAt } } }
+query($u: String) {
+  backlog(userId: $u) { messagesWaitingForVector sessionsWaitingForSummary { userId sessionId dueAt } }
+}
 """
 
 
