@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run worker test lint bench bench-retrieval bench-speed bench-chatmemory fuzz
+.PHONY: install browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory fuzz
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,8 +27,13 @@ run: install
 worker: install
 	$(PY) manage.py serve worker
 
+# The topology test (tests/ops/test_topology.py) starts Debian's redis-server as the task broker.
+redis:
+	command -v redis-server >/dev/null || \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server)
+
 # pytest exits 5 when it collects no tests: that is a failure, not a pass.
-test: install browser
+test: install browser redis
 	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 

@@ -2,6 +2,7 @@
 """Django's command-line utility; starts the embedded PostgreSQL first for commands that use a database."""
 
 import os
+import signal
 import sys
 
 # Commands that never open a database connection.
@@ -19,6 +20,8 @@ def main() -> None:
         from memoryproject.embedded_db import ensure_embedded_database
 
         ensure_embedded_database()
+        # SIGTERM leaves through atexit, as Ctrl-C does, so the embedded server can stop with the last user.
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     execute_from_command_line(sys.argv)
 
 

@@ -64,7 +64,7 @@ class BacklogCollector(Collector):
     """Gauges read from the database at each scrape: embedding backlog, summary lag, queue depth."""
 
     def collect(self) -> Iterator[Metric]:
-        from django_q.models import OrmQ
+        from django_q.brokers import get_broker
 
         from memories.backlog import backlog_get
 
@@ -76,7 +76,9 @@ class BacklogCollector(Collector):
         yield GaugeMetricFamily(
             "memory_summary_lag_seconds", "How long the most overdue session summary is past its due time.", value=lag
         )
-        yield GaugeMetricFamily("memory_task_queue_depth", "Tasks waiting in the queue.", value=OrmQ.objects.count())
+        yield GaugeMetricFamily(
+            "memory_task_queue_depth", "Tasks waiting in the queue.", value=get_broker().queue_size()
+        )
 
 
 _BACKLOG = BacklogCollector()

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from memoryproject.embedded_db import default_shared_buffers_mb, embedded_database_settings
 
@@ -191,10 +192,16 @@ KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVA
 # A fact within this cosine distance of an existing one of the same user is a duplicate.
 KNOWLEDGE_DUPLICATE_DISTANCE = env.float("KNOWLEDGE_DUPLICATE_DISTANCE", default=0.1)
 
-# --- Background work (django-q2, ORM broker) -----------------------------------------
+# --- Background work (django-q2) -----------------------------------------------------------
+# The task queue: "orm" (a table in the database, the embedded default) or "redis" (REDIS_URL),
+# for several workers and web processes on more than one machine.
+Q_BROKER = env.str("Q_BROKER", default="orm")
+REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
+if Q_BROKER not in {"orm", "redis"}:
+    raise ImproperlyConfigured(f"Q_BROKER must be 'orm' or 'redis', not {Q_BROKER!r}.")
 Q_CLUSTER = {
     "name": "memories",
-    "orm": "default",
+    **({"redis": REDIS_URL} if Q_BROKER == "redis" else {"orm": "default"}),
     "workers": env.int("Q_WORKERS", default=2),
     "timeout": env.int("Q_TIMEOUT_SECONDS", default=300),
     # retry must exceed timeout, or a slow task is started twice.

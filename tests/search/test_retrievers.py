@@ -211,6 +211,29 @@ def test_above_the_exact_search_limit_a_selective_scope_still_gets_its_exact_top
     assert short > 0  # the index alone did come back short for some users, and the search made up for it
 
 
+def test_above_the_exact_search_limit_the_hnsw_index_is_scanned(scattered, settings):
+    settings.EXACT_SEARCH_MAX_ROWS = 5
+    with connection.cursor() as cursor:
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+            cursor.execute(f"SET LOCAL {setting} = off")
+    statements = []
+
+    def record(execute, sql, params, many, context):  # noqa: ANN001, ANN202
+        statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    user_id = next(iter(scattered))
+    with connection.execute_wrapper(record):
+        nearest_hits(user_id, query_vector(1, settings.EMBEDDING_DIMENSIONS))
+    # The first statement that ranks by distance is the vector ranking (hits are loaded after it).
+    sql, params = next((sql, params) for sql, params in statements if "<=>" in sql)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    [index_scan] = [line for line in plan.splitlines() if "Index Scan using message_embedding_hnsw" in line]
+    assert "never executed" not in index_scan, plan
+
+
 def test_a_user_with_fewer_rows_than_top_k_gets_them_all(scattered, settings):
     settings.EXACT_SEARCH_MAX_ROWS = 5
     user_id, rows = next(iter(scattered.items()))
