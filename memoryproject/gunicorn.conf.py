@@ -27,10 +27,16 @@ control_socket_disable = True
 
 
 def on_starting(server) -> None:  # noqa: ANN001 - gunicorn's Arbiter
-    """Start (or join) the embedded PostgreSQL in the master, before the workers are forked."""
+    """In the master, before the workers are forked: start (or join) the embedded PostgreSQL, and
+    export the local embedding model once (a worker must boot within gunicorn's ``timeout``)."""
+    from memories.llm import get_embedder
+    from memories.llm.local import LocalEmbedder
     from memoryproject.embedded_db import ensure_embedded_database
 
     ensure_embedded_database()
+    embedder = get_embedder()
+    if isinstance(embedder, LocalEmbedder):
+        embedder.prepare()
 
 
 def post_worker_init(worker) -> None:  # noqa: ANN001 - gunicorn's Worker

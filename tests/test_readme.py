@@ -88,3 +88,12 @@ def test_configuration_documents_every_environment_variable():
     assert {"DATABASE_URL", "WEB_CONCURRENCY"} <= read  # the scan finds what it should
     assert read - documented == set(), "read by the service but not documented"
     assert documented - read == set(), "documented but not read by the service"
+
+
+def test_api_doc_has_an_example_of_every_operation():
+    api = ROOT / "docs/api.md"
+    examples = "\n".join(_blocks(api, "graphql"))
+    operations = [*SCHEMA.query_type.fields, *SCHEMA.mutation_type.fields]
+    missing = [name for name in operations if not re.search(rf"\b{name}\(", examples)]
+    assert operations
+    assert missing == [], "docs/api.md has no GraphQL example of these"

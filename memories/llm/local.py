@@ -103,6 +103,17 @@ class LocalEmbedder:
             cache_dir=Path(settings.MODEL_CACHE_DIR),
         )
 
+    def prepare(self) -> None:
+        """Make the ONNX export if it is missing, without loading the model (a server's master does it once).
+
+        Raises:
+            RuntimeError: the export failed.
+        """
+        if self.runtime == "onnxruntime":
+            from memories.llm.onnx_encoder import onnx_model_file
+
+            onnx_model_file(cache_dir=self.cache_dir)
+
     def encode(self, texts: list[str]):  # noqa: ANN201 - a numpy array, shape (len(texts), 384), float32
         """Embed ``texts`` in this thread; unit vectors as a numpy array."""
         model = self._model or self._load()

@@ -1,0 +1,232 @@
+"""Throughput under load: concurrent clients mixing search, context and addMessages over HTTP.
+
+Run from the repository root::
+
+    .venv/bin/python -m bench.load                               # 1M messages, 1/8/32 clients, 1 and 2 web processes
+    .venv/bin/python -m bench.load --messages 10000 --seconds 10 # quicker
+
+On the synthetic dataset of ``bench.synthetic`` (built once, reused), the web server is started
+as ``make run`` starts it (``bench.speed.served``: gunicorn, no worker) with 1 and then 2 web
+processes (``WEB_CONCURRENCY``). For each number of clients, every client sends requests one after
+the other for ``--seconds``: 80% ``search`` (default arguments: userId and query), 10%
+``context`` (a session of that user, the same question as its query), 10% ``addMessages`` (one
+message to a new session). Reported per operation: requests per second, p50 / p95 / p99
+latency; per run: the server's CPU seconds (web processes and PostgreSQL) per request.
+
+The ceiling: the embedding model's raw single-query throughput on the same cores (one query per
+call, as a search embeds its query; one thread per core, each with one intra-op thread),
+measured in this process with nothing else running. Targets: search throughput at 32 clients
+>= 70% of the ceiling; p95 at 32 clients <= 4 x the single-client p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import psutil
+
+from bench.retrieval import DEFAULT_PATH, RESULTS_DIR, _code_version, _machine, setup_django
+from bench.speed import Server, percentile, served
+from bench.synthetic import ensure_dataset
+
+__all__ = ["main", "run"]
+
+logger = logging.getLogger(__name__)
+
+MIX = (("search", 0.8), ("context", 0.1), ("addMessages", 0.1))
+SEARCH = "query($i: SearchInput!) { search(input: $i) { ... on SearchResult { answer hits { id } } } }"
+CONTEXT = "query($i: ContextInput!) { context(input: $i) { ... on Context { prompt } } }"
+ADD = """mutation($u: String!, $s: String!, $m: [MessageInput!]!) {
+  addMessages(userId: $u, sessionId: $s, messages: $m) { __typename }
+}"""
+
+
+def _ceiling(texts: list[str], seconds: float) -> float:
+    """Single-query embeddings per second with one thread per core (the model's raw throughput)."""
+    from memories.llm.local import LocalEmbedder
+
+    cores = len(psutil.Process().cpu_affinity() or [0])
+    embedder = LocalEmbedder(threads=1)
+    embedder.embed(["warm up"])
+    done = [0]
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+
+    def loop(offset: int) -> None:
+        i = offset
+        while time.monotonic() < stop:
+            embedder.encode([texts[i % len(texts)]])
+            i += cores
+            with lock:
+                done[0] += 1
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(cores) as pool:
+        list(pool.map(loop, range(cores)))
+    return done[0] / (time.monotonic() - started)
+
+
+def _cpu_seconds(pids: Sequence[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        try:
+            times = psutil.Process(pid).cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _server_pids(server: Server) -> list[int]:
+    web = [p.pid for p in psutil.Process(server.process.pid).children(recursive=True)]
+    postgres = [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] in {"postgres", "postgres.real"}]
+    return [server.process.pid, *web, *postgres]
+
+
+def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, str, str]], seed: int) -> dict[str, Any]:
+    """``clients`` threads sending the mix for ``seconds``; latencies per operation and CPU per request."""
+    latencies: dict[str, list[float]] = {name: [] for name, _ in MIX}
+    lock = threading.Lock()
+    stop = time.monotonic() + seconds
+    names, weights = zip(*MIX, strict=True)
+
+    def client(number: int) -> None:
+        pick = random.Random(seed * 1000 + number)
+        own = Server(process=server.process, port=server.port, api_key=server.api_key)
+        sent = 0
+        while time.monotonic() < stop:
+            user, session, question = pick.choice(work)
+            operation = pick.choices(names, weights)[0]
+            started = time.perf_counter()
+            if operation == "search":
+                own.post(SEARCH, {"i": {"userId": user, "query": question}})
+            elif operation == "context":
+                own.post(CONTEXT, {"i": {"userId": user, "sessionId": session, "query": question}})
+            else:
+                sent += 1
+                message = {"role": "user", "content": question}
+                own.post(ADD, {"u": user, "s": f"load-{seed}-{number}-{sent}", "m": [message]})
+            with lock:
+                latencies[operation].append(time.perf_counter() - started)
+
+    pids = _server_pids(server)
+    cpu_before = _cpu_seconds(pids)
+    started = time.monotonic()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+    elapsed = time.monotonic() - started
+    requests = sum(len(v) for v in latencies.values())
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 2),
+        "requests_per_second": round(requests / elapsed, 1),
+        "cpu_ms_per_request": round((_cpu_seconds(pids) - cpu_before) * 1000 / max(requests, 1), 2),
+        "operations": {
+            name: {
+                "count": len(values),
+                "per_second": round(len(values) / elapsed, 1),
+                "p50_ms": round(percentile(values, 50) * 1000, 1) if values else None,
+                "p95_ms": round(percentile(values, 95) * 1000, 1) if values else None,
+                "p99_ms": round(percentile(values, 99) * 1000, 1) if values else None,
+            }
+            for name, values in latencies.items()
+        },
+    }
+
+
+def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes: Sequence[int]) -> dict[str, Any]:
+    """Build or reuse the dataset, measure the ceiling, then every (web processes, clients) pair."""
+    setup_django()
+    from django.db import connection
+
+    from memories.models import Session
+    from memories.services.api_keys import api_key_create
+
+    dataset = ensure_dataset(messages=messages)
+    questions = [qa["question"] for s in json.loads(DEFAULT_PATH.read_text()) for qa in s["qa"] if qa.get("question")]
+    pick = random.Random(0)
+    sessions = list(Session.objects.values_list("user__external_id", "external_id"))
+    work = [(*pick.choice(sessions), questions[i % len(questions)]) for i in range(2000)]
+    _, api_key = api_key_create(name="load benchmark", user_external_ids=[], all_users=True)
+    database = connection.settings_dict["NAME"]
+    ceiling = _ceiling(questions, seconds=min(seconds, 10))
+    runs = []
+    for processes in web_processes:
+        log = RESULTS_DIR / f"load-server-{processes}.log"
+        with served(database, api_key, log, WEB_CONCURRENCY=str(processes)) as server:
+            _load(server, 2, 3, work, seed=99)  # warm-up: models loaded, caches filled
+            for count in clients:
+                result = _load(server, count, seconds, work, seed=count)
+                runs.append({"web_processes": processes, **result})
+                logger.info("%s", json.dumps(runs[-1]))
+    return {
+        "benchmark": "load",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "code": _code_version(),
+        "dataset": dataset,
+        "ceiling_queries_per_second": round(ceiling, 1),
+        "runs": runs,
+        "targets": _targets(runs, ceiling),
+    }
+
+
+def _targets(runs: list[dict[str, Any]], ceiling: float) -> dict[str, Any]:
+    out = {}
+    for processes in sorted({r["web_processes"] for r in runs}):
+        mine = {r["clients"]: r for r in runs if r["web_processes"] == processes}
+        if 1 in mine and 32 in mine:
+            single_p50 = mine[1]["operations"]["search"]["p50_ms"]
+            at_32 = mine[32]["operations"]["search"]
+            out[f"{processes}_web"] = {
+                "search_per_second_at_32_over_ceiling": round(at_32["per_second"] / ceiling, 2),
+                "p95_at_32_over_single_p50": round(at_32["p95_ms"] / single_p50, 2),
+            }
+    return out
+
+
+def format_table(results: dict[str, Any]) -> str:
+    lines = [
+        f"ceiling: {results['ceiling_queries_per_second']} single-query embeddings/s on this machine's cores",
+        "web  clients  req/s  cpu ms/req  search/s  search p50/p95/p99 ms  context p50/p95 ms  add p50/p95 ms",
+    ]
+    for r in results["runs"]:
+        s, c, a = (r["operations"][n] for n in ("search", "context", "addMessages"))
+        lines.append(
+            f"{r['web_processes']:>3}  {r['clients']:>7}  {r['requests_per_second']:>5}  {r['cpu_ms_per_request']:>10}"
+            f"  {s['per_second']:>8}  {s['p50_ms']}/{s['p95_ms']}/{s['p99_ms']:<12}"
+            f"  {c['p50_ms']}/{c['p95_ms']:<14}  {a['p50_ms']}/{a['p95_ms']}"
+        )
+    lines.append(f"targets: {json.dumps(results['targets'])}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--seconds", type=float, default=30.0, help="Per number of clients.")
+    parser.add_argument("--web-processes", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    results = run(messages=args.messages, clients=args.clients, seconds=args.seconds, web_processes=args.web_processes)
+    output = RESULTS_DIR / f"load-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(results, indent=1) + "\n")
+    print(format_table(results))
+    print(f"results: {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
