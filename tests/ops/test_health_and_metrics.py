@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -105,3 +109,11 @@ def test_backlog_per_user_and_overall(add_messages, gql, make_api_key, settings)
 
     scoped = gql(BACKLOG, key=make_api_key("alice"))
     assert scoped["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+def test_json_logs_are_one_object_per_line():
+    script = "import django; django.setup(); import logging; logging.getLogger('memories.demo').warning('stored %s', 3)"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings", "LOG_FORMAT": "json"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    line = json.loads(done.stderr.strip().splitlines()[-1])
+    assert (line["level"], line["logger"], line["message"]) == ("WARNING", "memories.demo", "stored 3")
