@@ -93,6 +93,8 @@ def _validate(*, user_external_id: str, session_external_id: str, channel: str, 
             errors[f"messages.{i}.externalId"] = problems
         if message.created_at is not None and timezone.is_naive(message.created_at):
             errors[f"messages.{i}.createdAt"] = ["createdAt needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
+        elif message.created_at is not None and _overflows_in_utc(message.created_at):
+            errors[f"messages.{i}.createdAt"] = ["createdAt is out of range once converted to UTC (year 1 to 9999)."]
         if not isinstance(message.metadata, dict):
             errors[f"messages.{i}.metadata"] = ["metadata must be a JSON object."]
         elif len(as_json := json.dumps(message.metadata)) > settings.MAX_METADATA_BYTES:
@@ -103,6 +105,14 @@ def _validate(*, user_external_id: str, session_external_id: str, channel: str, 
             errors[f"messages.{i}.metadata"] = problems
     if errors:
         raise ValidationError(errors)
+
+
+def _overflows_in_utc(moment: datetime) -> bool:
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        return True
+    return False
 
 
 @transaction.atomic
