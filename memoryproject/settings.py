@@ -134,6 +134,10 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)
+# Embeddings from another OpenAI-compatible server than chat (vLLM and many gateways serve them
+# apart); empty: the shared OPENAI_BASE_URL / OPENAI_API_KEY.
+OPENAI_EMBEDDING_BASE_URL = env.str("OPENAI_EMBEDDING_BASE_URL", default="")
+OPENAI_EMBEDDING_API_KEY = env.str("OPENAI_EMBEDDING_API_KEY", default="")
 _default_backend = "openai" if OPENAI_API_KEY else "local"
 EMBEDDING_BACKEND = env.str("EMBEDDING_BACKEND", default=_default_backend)
 CHAT_BACKEND = env.str("CHAT_BACKEND", default=_default_backend)
@@ -245,10 +249,6 @@ HOST = env.str("HOST", default="127.0.0.1")
 PORT = env.int("PORT", default=8000)
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
 WEB_THREADS = env.int("WEB_THREADS", default=10)
-# Threads per web process that run a retrieval-only search's stage 1 (summaries, knowledge,
-# diaries) on a connection of their own while the request's thread runs stage 2 (messages)
-# (memories/search.py, _beside); 0: the request's thread runs both, one after the other.
-SEARCH_STAGE_THREADS = max(env.int("SEARCH_STAGE_THREADS", default=2), 0)
 if DATABASE_POOL:
     # Each request thread holds at most one connection at a time.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {

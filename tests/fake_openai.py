@@ -103,6 +103,7 @@ class FakeOpenAI:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.request_headers: list[tuple[str, dict[str, str]]] = []
         self.responses: list[tuple[str, dict[str, Any]]] = []
         self.chat_reply: str | Callable[[dict[str, Any]], str] | None = None
         self.status: dict[str, int] = {}
@@ -132,6 +133,11 @@ class FakeOpenAI:
         path = _PATHS[endpoint]
         return [body for p, body in self.requests if p == path]
 
+    def headers_of(self, endpoint: str) -> list[dict[str, str]]:
+        """Headers (names lower-cased) of the requests received by ``endpoint``."""
+        path = _PATHS[endpoint]
+        return [headers for p, headers in self.request_headers if p == path]
+
     def responses_from(self, endpoint: str) -> list[dict[str, Any]]:
         """Bodies of the successful responses sent by ``endpoint``."""
         path = _PATHS[endpoint]
@@ -142,6 +148,12 @@ class FakeOpenAI:
     def start(self) -> FakeOpenAI:
         self._thread.start()
         return self
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
         self._release.set()  # let hanging handlers return
@@ -232,6 +244,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with fake._lock:
             fake.requests.append((path, body))
+            fake.request_headers.append((path, {k.lower(): v for k, v in self.headers.items()}))
         endpoint = _ENDPOINTS.get(path)
         if endpoint is None:
             self._error(404, f"No route {path}.", "invalid_request_error")

@@ -291,6 +291,21 @@ def test_a_generated_answer_cites_the_hits_it_used(openai_settings, fake_openai:
     )
 
 
+def test_embeddings_and_chat_can_use_separate_servers(openai_settings, fake_openai: FakeOpenAI, add_messages, search):
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as embeddings_server:
+        openai_settings.OPENAI_EMBEDDING_BASE_URL = embeddings_server.base_url
+        openai_settings.OPENAI_EMBEDDING_API_KEY = "embeddings-key"
+        add_messages("u1", "s1", MESSAGES)
+        search(userId="u1", query="What is my favourite food?")
+        assert embeddings_server.requests_to("embeddings")
+        assert embeddings_server.headers_of("embeddings")[-1]["authorization"] == "Bearer embeddings-key"
+        assert not embeddings_server.requests_to("chat")
+    assert not fake_openai.requests_to("embeddings")
+    assert fake_openai.requests_to("chat")  # the answer, on the shared server
+
+
 def test_search_chat_failure_is_graphql_error_and_keeps_messages(
     openai_settings, fake_openai: FakeOpenAI, add_messages, gql
 ) -> None:

@@ -31,10 +31,11 @@ T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 
-def _client_settings() -> dict[str, object]:
+def _client_settings(*, embeddings: bool = False) -> dict[str, object]:
+    """The client's settings: the embeddings' own server and key when set (``OPENAI_EMBEDDING_*``), else the shared."""
     return {
-        "api_key": settings.OPENAI_API_KEY,
-        "base_url": settings.OPENAI_BASE_URL,
+        "api_key": (embeddings and settings.OPENAI_EMBEDDING_API_KEY) or settings.OPENAI_API_KEY,
+        "base_url": (embeddings and settings.OPENAI_EMBEDDING_BASE_URL) or settings.OPENAI_BASE_URL,
         "timeout": settings.OPENAI_TIMEOUT_SECONDS,
         "max_retries": settings.OPENAI_MAX_RETRIES,
     }
@@ -103,14 +104,16 @@ class OpenAIEmbedder(_Client):
         """The embedder ``EMBEDDING_BACKEND = "openai"`` selects.
 
         Reads ``EMBEDDING_MODEL`` (unless ``model`` is given), ``EMBEDDING_DIMENSIONS``,
-        ``OPENAI_EMBEDDING_DIMENSIONS``, ``EMBEDDING_BATCH_SIZE`` and the ``OPENAI_*`` client settings.
+        ``OPENAI_EMBEDDING_DIMENSIONS``, ``EMBEDDING_BATCH_SIZE``, ``OPENAI_EMBEDDING_BASE_URL`` /
+        ``OPENAI_EMBEDDING_API_KEY`` (falling back to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``) and the other
+        ``OPENAI_*`` client settings.
         """
         return cls(
             model_name=model or settings.EMBEDDING_MODEL,
             dimensions=settings.EMBEDDING_DIMENSIONS,
             request_dimensions=settings.OPENAI_EMBEDDING_DIMENSIONS,
             batch_size=settings.EMBEDDING_BATCH_SIZE,
-            **_client_settings(),
+            **_client_settings(embeddings=True),
         )
 
     def embed(self, texts: Sequence[str]) -> EmbeddingBatch:
