@@ -70,3 +70,10 @@ def test_the_image_runs_the_web_process_by_default():
     cmd = re.search(r"^CMD (\[.*\])$", dockerfile, re.MULTILINE)
     assert cmd is not None
     assert yaml.safe_load(cmd.group(1)) == compose()["services"]["web"]["command"]
+
+
+def test_env_example_lists_every_variable_commented_out():
+    example = (REPO / ".env.example").read_text()
+    listed = set(re.findall(r"^# ([A-Z_]+)=", example, re.MULTILINE))
+    assert listed == READ_BY_SETTINGS
+    assert not re.findall(r"^[A-Z_]+=", example, re.MULTILINE), "copying .env.example must change nothing"
