@@ -202,15 +202,15 @@ def test_add_messages_query_count(django_assert_num_queries):
 
     # In the test's transaction: savepoint and release around it; the end user and the session
     # (select, savepoint, insert, release each); the messages in one insert; the session's
-    # times. A new user has no previous session to look for.
-    with django_assert_num_queries(12):
+    # times; whether the session is due a rolling summary. A new user has no previous session to look for.
+    with django_assert_num_queries(13):
         add("alice", "s1", 100)
     # A known user's new session: the user in one select, the session as above, the insert,
-    # the times, and the user's previous session (to summarise).
-    with django_assert_num_queries(10):
+    # the times, the rolling-summary check, and the user's previous session (to summarise).
+    with django_assert_num_queries(11):
         add("alice", "s2", 1)
     # More messages in that session.
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         add("alice", "s2", 10)
 
 

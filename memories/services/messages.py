@@ -11,6 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.models import EndUser, Message, Role, Session, Summary
@@ -205,8 +207,8 @@ def _rolling_summary_due(session: Session) -> bool:
     every = settings.SUMMARY_EVERY_MESSAGES
     if every <= 0:
         return False
-    watermark = Summary.objects.filter(session=session).values_list("last_message_id", flat=True).first() or 0
-    return session.messages.filter(pk__gt=watermark).count() >= every
+    watermark = Summary.objects.filter(session=session).values("last_message_id")[:1]
+    return session.messages.filter(pk__gt=Coalesce(Subquery(watermark), 0)).count() >= every
 
 
 def _messages_insert(rows: list[Message]) -> list[Message]:
