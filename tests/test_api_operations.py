@@ -828,7 +828,7 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
 
 
 def summary_and_diary_hits(result: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """Stage-1 hits of a search, as (kind, session id or diary time), sorted."""
+    """The hits other than messages (summaries, knowledge, diaries) as (kind, session id or diary time), sorted."""
     return sorted(
         (h["kind"], h["sessionId"] or h["conversationTime"]) for h in result["hits"] if h["kind"] != "MESSAGE"
     )

@@ -29,7 +29,7 @@ def test_retrieval_benchmark_runs_on_a_tiny_input():
         assert overall["n"] == sum(results["systems"][system][c]["n"] for c in "1234")
         assert 0 <= overall["turn_recall@1"] <= overall["turn_recall@5"] <= overall["turn_recall@10"] <= 1
         assert overall["turn_recall@10"] <= overall["turn_hit@10"]
-    # Measured 0.70 on this input; the pipeline must stay well above chance.
+    # The default search finds an evidence turn for most questions: well above chance.
     assert results["systems"]["ours"]["1-4"]["turn_hit@10"] >= 0.5
     # Ours against each baseline on the targets' metrics, with the interval of the difference.
     for baseline in ("bm25", "dense"):

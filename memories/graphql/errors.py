@@ -79,7 +79,9 @@ class StableErrors(MaskErrors):
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
         if code != "INTERNAL_ERROR":
-            logger.info("GraphQL client error %s at %s: %s", code, error.path or "-", message)
+            # A client's text may hold lone surrogates, which no log handler can encode: escaped.
+            printable = message.encode("utf-8", "backslashreplace").decode("utf-8")
+            logger.info("GraphQL client error %s at %s: %s", code, error.path or "-", printable)
         return GraphQLError(
             message=message,
             nodes=error.nodes,
