@@ -71,10 +71,6 @@ def test_chatmemory_client_flow(gql, make_api_key):
     assert "ramen" not in str(denied)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="once summarised, the offline answer quotes the assistant's question, not the answer",
-)
 def test_offline_answer_quotes_the_turn_that_answers(gql):
     gql(
         ADD_MESSAGES,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memories.llm import ChatModel, Usage
-from memories.search.hits import Hit
+from memories.search.hits import Hit, Turn
 
 __all__ = ["NOT_FOUND", "Answer", "answer_question"]
 
@@ -43,12 +43,12 @@ def answer_question(*, question: str, hits: Sequence[Hit], relevant: Sequence[Hi
     if not relevant:
         return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
     if chat.mode == "extractive":
-        quoted = sorted(relevant, key=lambda h: h.kind != "message")[:_QUOTED]
+        quoted = _supporting(relevant)
         return Answer(
-            text="\n".join(_quote(h) for h in quoted),
+            text="\n".join(text for text, _ in quoted),
             mode=chat.mode,
             found=True,
-            cited=tuple(hits.index(h) for h in quoted),
+            cited=tuple(dict.fromkeys(hits.index(hit) for _, hit in quoted)),
         )
     blocks = [f"[{i}] {hit.block(multi_user=len({h.user_id for h in hits}) > 1)}" for i, hit in enumerate(hits, 1)]
     reply = chat.answer(question=question, blocks=blocks)
@@ -58,9 +58,28 @@ def answer_question(*, question: str, hits: Sequence[Hit], relevant: Sequence[Hi
     return Answer(text=reply.text, mode=reply.mode, found=True, cited=cited, usage=reply.usage)
 
 
+def _supporting(relevant: Sequence[Hit]) -> list[tuple[str, Hit]]:
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, messages first."""
+    quotes: dict[str, Hit] = {}
+    for hit in sorted(relevant, key=lambda h: h.kind != "message"):
+        quotes.setdefault(_quote(hit), hit)
+        if len(quotes) == _QUOTED:
+            break
+    return list(quotes.items())
+
+
+def _answering_turn(hit: Hit) -> Turn:
+    """The hit's own turn, or, when it asks a question (which answers nothing), the reply after it."""
+    own = next(t for t in hit.turns if t.is_hit)
+    if own.content.rstrip().endswith("?"):
+        return next((t for t in hit.turns if t.created_at >= own.created_at and t.id != own.id), own)
+    return own
+
+
 def _quote(hit: Hit) -> str:
     if hit.kind == "message":
-        return f"On {_day(hit.conversation_time)} {hit.speaker} said: \u201c{hit.content}\u201d"
+        turn = _answering_turn(hit)
+        return f"On {_day(turn.created_at)} {turn.speaker} said: \u201c{turn.content}\u201d"
     if hit.kind == "summary":
         return f"From the conversation of {_day(hit.conversation_time)}: {hit.content}"
     if hit.kind == "diary":
