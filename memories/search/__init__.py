@@ -185,7 +185,7 @@ def context(
         .first()
     )
     recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
-    window = [_window_turn(m) for m in reversed(recent)]
+    window = [Turn.of(m) for m in reversed(recent)]
     excluded = {m.pk for m in recent}
     if query is None and session is not None:
         latest = session.messages.filter(role=Role.USER).order_by("-created_at", "-id").first()
@@ -318,18 +318,6 @@ def _within_budget(hits: list[Hit], max_tokens: int) -> list[Hit]:
         kept.append(hit)
         used += tokens
     return kept
-
-
-def _window_turn(message: Message) -> Turn:
-    return Turn(
-        id=message.pk,
-        role=message.role,
-        speaker=message.speaker,
-        content=message.content,
-        text=message.embedding_text,
-        created_at=message.created_at,
-        is_hit=False,
-    )
 
 
 def _query_errors(query: str) -> list[str]:

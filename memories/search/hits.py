@@ -24,6 +24,18 @@ class Turn:
     created_at: datetime
     is_hit: bool
 
+    @classmethod
+    def of(cls, message: Message, *, is_hit: bool = False) -> Turn:
+        return cls(
+            id=message.pk,
+            role=message.role,
+            speaker=message.speaker,
+            content=message.content,
+            text=message.embedding_text,
+            created_at=message.created_at,
+            is_hit=is_hit,
+        )
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -120,24 +132,12 @@ def load_hits(
                     conversation_time=message.created_at,
                     speaker=message.speaker,
                     role=message.role,
-                    turns=tuple(_turn(m, is_hit=m.pk == pk) for m in turns),
+                    turns=tuple(Turn.of(m, is_hit=m.pk == pk) for m in turns),
                 )
             )
         elif (row := rows.get(candidate)) is not None:
             hits.append(_memory_hit(kind, row, relevance, distances.get(candidate)))
     return hits
-
-
-def _turn(message: Message, *, is_hit: bool) -> Turn:
-    return Turn(
-        id=message.pk,
-        role=message.role,
-        speaker=message.speaker,
-        content=message.content,
-        text=message.embedding_text,
-        created_at=message.created_at,
-        is_hit=is_hit,
-    )
 
 
 def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, distance: float | None) -> Hit:
