@@ -29,7 +29,7 @@ from django.core.exceptions import ValidationError
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
 from memories.metrics import MODEL_CALLS, SEARCH_STAGE_SECONDS
-from memories.models import EndUser, Message, Role, Session
+from memories.models import EndUser, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.fusion import fuse
