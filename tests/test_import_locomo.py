@@ -58,6 +58,8 @@ def test_import_maps_samples_sessions_and_turns(sample, imported):
     with_photo = Message.objects.get(user=user, external_id=photo_turn["dia_id"])
     assert with_photo.metadata["image_caption"] == photo_turn["blip_caption"]
     assert photo_turn["blip_caption"] in with_photo.embedding_text
+    # The command ends with the worker's backlog (its tasks ran only after it, here).
+    assert f"Backlog: {len(turns)} messages wait for a vector, {SESSIONS} sessions for a summary" in imported.getvalue()
     # Every turn embedded; every session but the last summarised (the last one waits to be idle).
     assert not Message.objects.filter(user=user, embedding__isnull=True).exists()
     assert Summary.objects.filter(user=user).count() == SESSIONS - 1

@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from memories.backlog import backlog_get
 from memories.importers import LocomoReport, locomo_sessions
 from memories.services.messages import messages_add
 
@@ -77,3 +78,12 @@ class Command(BaseCommand):
         if not imported and report.skipped:
             raise CommandError(f"Nothing could be imported. {summary} First problem: {report.skipped[0]}")
         self.stdout.write(self.style.SUCCESS(summary) if not report.skipped else self.style.WARNING(summary))
+        backlogs = [backlog_get(user_external_id=u) for u in sorted({user_id for user_id, _ in imported})]
+        waiting = sum(b.messages_waiting_for_vector for b in backlogs)
+        pending = [p for b in backlogs for p in b.sessions_waiting_for_summary]
+        due = min((p.due_at for p in pending), default=None)
+        self.stdout.write(
+            f"Backlog: {waiting} messages wait for a vector, {len(pending)} sessions for a summary"
+            + (f" (the first due {due:%Y-%m-%d %H:%M} UTC; `createSummaries` writes them now)." if due else ".")
+            + " The worker (`make run` or `make worker`) does both."
+        )
