@@ -136,11 +136,12 @@ class ChatModel(Protocol):
         """
         ...
 
-    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
-        """Answer ``question`` from the retrieved ``blocks`` only.
+    def answer(self, *, question: str, blocks: Sequence[str]) -> Answer:
+        """Answer ``question`` from the retrieved ``blocks`` only (each starts with its number, ``[1]``...),
+        citing the numbers of the blocks used.
 
-        ``query_vector`` is the question's embedding, already computed by the search
-        pipeline; backends that rank text by similarity use it instead of embedding again.
+        Only generated backends answer: with ``mode == "extractive"`` search quotes the supporting
+        turns itself (``memories.search.answer``) and never calls this.
 
         Raises:
             ModelBackendError: the backend failed.

@@ -219,7 +219,7 @@ class OpenAIChatModel(_Client):
             raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON.") from exc
         return FactExtraction(facts=facts, mode=self.mode, usage=usage)
 
-    def answer(self, *, question: str, blocks: Sequence[str], query_vector: Sequence[float] | None = None) -> Answer:
+    def answer(self, *, question: str, blocks: Sequence[str]) -> Answer:
         """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA``."""
         text, usage = self._complete(
             prompts.ANSWER_SYSTEM, prompts.ANSWER_USER.format(data="\n\n".join(blocks), question=question)
