@@ -101,7 +101,10 @@ def neighbours(*, message_ids: list[int]) -> dict[int, tuple[int, int | None, in
 
 @cache
 def _statement(name: str) -> sql.SQL:
-    return sql.SQL((Path(__file__).parent / "sql" / name).read_text())
+    """The statement in ``sql/name`` without its comment lines: parameters are bound on the client,
+    where a value holding a newline would end a comment around a placeholder and run as SQL."""
+    text = (Path(__file__).parent / "sql" / name).read_text()
+    return sql.SQL("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")))
 
 
 def _fetch(statement: sql.Composable, params: dict[str, object], model: type[models.Model]) -> list[tuple]:

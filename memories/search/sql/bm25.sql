@@ -1,5 +1,5 @@
 -- BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009)
--- of the messages matching {scope} against the words of %(query)s: the {limit} best ids, best
+-- of the messages matching {scope} against the words of the query parameter: the {limit} best ids, best
 -- first, ties by id. Terms are the lexemes of to_tsvector('english', query), made as the
 -- messages' search_vector was (stemmed, stop words dropped).
 WITH terms AS MATERIALIZED (

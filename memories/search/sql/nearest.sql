@@ -1,6 +1,6 @@
--- The {limit} rows of {table} matching {scope} nearest to %(vector)s by cosine distance:
+-- The {limit} rows of {table} matching {scope} nearest to the vector parameter by cosine distance:
 -- (id, embedding_model, distance), nearest first.
--- A scope of up to %(exact_max_rows)s rows (one end user's memory, nearly always) is ranked
+-- A scope of up to the exact_max_rows parameter rows (one end user's memory, nearly always) is ranked
 -- exactly from the B-tree on user_id ("+ 0": an ORDER BY the HNSW index cannot serve). A larger
 -- scope uses the HNSW index, which filters after it visits hnsw.ef_search candidates and so may
 -- return fewer than {limit} rows under a selective scope (pgvector README, "Filtering"); the exact
