@@ -1,8 +1,8 @@
 """Prometheus metrics (prometheus-client): request latency per GraphQL operation, search stage
 timings, and the background work's backlog read from the database at each scrape.
 
-``/metrics`` is served to loopback clients, or to any client sending ``Authorization: Bearer
-<METRICS_TOKEN>`` when that setting is set. With several web processes, set
+``/metrics`` is served to clients sending ``Authorization: Bearer <METRICS_TOKEN>`` (and to no one
+while that setting is empty: behind a proxy on the same host every client looks local). With several web processes, set
 ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess mode) so that a scrape sums them.
 """
 
@@ -12,17 +12,19 @@ import hmac
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
+from graphql import FieldNode, OperationDefinitionNode
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
 from strawberry.extensions import SchemaExtension
 
-__all__ = ["GRAPHQL_SECONDS", "MODEL_CALLS", "SEARCH_STAGE_SECONDS", "MetricsExtension", "metrics_view"]
+__all__ = ["GRAPHQL_SECONDS", "MODEL_CALLS", "SEARCH_STAGE_SECONDS", "MetricsExtension", "counted_call", "metrics_view"]
 
 GRAPHQL_SECONDS = Histogram(
     "memory_graphql_request_seconds",
@@ -43,21 +45,44 @@ MODEL_CALLS = Counter(
 )
 
 
+@contextmanager
+def counted_call(kind: str) -> Iterator[None]:
+    """Count one model call of ``kind`` (``embed``, ``answer``) in ``MODEL_CALLS``, by outcome."""
+    try:
+        yield
+    except Exception:
+        MODEL_CALLS.labels(kind, "failure").inc()
+        raise
+    MODEL_CALLS.labels(kind, "success").inc()
+
+
 class MetricsExtension(SchemaExtension):
-    """Times each GraphQL operation into ``GRAPHQL_SECONDS``, labelled by its first top-level field."""
+    """Times each GraphQL operation into ``GRAPHQL_SECONDS``, labelled by the first top-level field it runs.
+
+    Only the schema's own root field names become labels (anything else is ``other``), so clients
+    cannot create series.
+    """
 
     def on_execute(self) -> Iterator[None]:
         started = time.perf_counter()
         yield
-        document = self.execution_context.graphql_document
-        field = "unknown"
-        if document is not None:
-            for definition in document.definitions:
-                selections = getattr(getattr(definition, "selection_set", None), "selections", None)
-                if selections:
-                    field = getattr(getattr(selections[0], "name", None), "value", "unknown")
-                    break
-        GRAPHQL_SECONDS.labels(field).observe(time.perf_counter() - started)
+        GRAPHQL_SECONDS.labels(self._root_field()).observe(time.perf_counter() - started)
+
+    def _root_field(self) -> str:
+        context = self.execution_context
+        document = context.graphql_document
+        schema = context.schema._schema
+        roots = {**schema.query_type.fields, **(schema.mutation_type.fields if schema.mutation_type else {})}
+        for definition in getattr(document, "definitions", ()):
+            if not isinstance(definition, OperationDefinitionNode):
+                continue
+            if context.operation_name and getattr(definition.name, "value", None) != context.operation_name:
+                continue
+            for selection in definition.selection_set.selections:
+                if isinstance(selection, FieldNode) and selection.name.value in roots:
+                    return selection.name.value
+            break
+        return "other"
 
 
 class BacklogCollector(Collector):
@@ -96,12 +121,8 @@ def _registry() -> CollectorRegistry:
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """The metrics in Prometheus' text format; HTTP 403 for a caller that may not read them."""
     token = settings.METRICS_TOKEN
-    if token:
-        scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
-        allowed = scheme.lower() == "bearer" and hmac.compare_digest(sent.strip().encode(), token.encode())
-    else:
-        allowed = request.META.get("REMOTE_ADDR") in {"127.0.0.1", "::1"}
-    if not allowed:
+    scheme, _, sent = request.headers.get("Authorization", "").partition(" ")
+    if not token or scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), token.encode()):
         return HttpResponse("Forbidden: set METRICS_TOKEN and send it as a Bearer token.\n", status=403)
     registry = _registry()
     body = generate_latest(registry)

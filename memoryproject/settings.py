@@ -239,7 +239,7 @@ STRAWBERRY_DJANGO = {
 }
 
 # --- Health and metrics (memories.health, memories.metrics) ----------------------------
-# /metrics is served to loopback clients, or to any client sending this as a Bearer token.
+# /metrics is served to clients sending this as a Bearer token (empty: to no one).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # /readyz fails when the worker's sweep is overdue by more than SUMMARY_SWEEP_MINUTES plus this.
 WORKER_HEARTBEAT_GRACE_SECONDS = env.int("WORKER_HEARTBEAT_GRACE_SECONDS", default=120)

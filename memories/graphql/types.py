@@ -219,7 +219,8 @@ class AddMessagesResult:
         max_tokens: int | None = None,
         include_other_sessions: bool = True,
         include_shared: bool = False,
-    ) -> ContextType:
+    ) -> ContextType | None:
+        # Nullable: if the context fails (bad arguments, the model down), the stored messages are still reported.
         return ContextType.of(
             search.context(
                 user_external_id=self.session.user.external_id,

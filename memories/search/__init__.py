@@ -20,15 +20,13 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
-from memories.metrics import MODEL_CALLS, SEARCH_STAGE_SECONDS
+from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
 from memories.models import EndUser, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
@@ -138,8 +136,10 @@ def search(
         hits = retrieve(scope=scope, query=query, vector=embedding.vectors[0], top_k=top_k)
     reply = None
     if answer:
-        with SEARCH_STAGE_SECONDS.labels("answer").time(), _counted("answer"):
-            reply = answer_question(question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model())
+        with SEARCH_STAGE_SECONDS.labels("answer").time():
+            reply = answer_question(
+                question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model(), multi_user=scope.multi_user
+            )
     usage = embedding.usage + (reply.usage if reply else Usage())
     return SearchResult(hits=hits, answer=reply, usage=usage, multi_user=scope.multi_user)
 
@@ -195,7 +195,7 @@ def context(
     memories: list[Hit] = []
     usage = Usage()
     user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
-    if query and query.strip() and user is not None:
+    if query and query.strip() and user is not None and max_tokens > 0:
         scope = Scope(
             user_pks=(user.pk,),
             include_shared=include_shared,
@@ -212,7 +212,7 @@ def context(
                 top_k=settings.SEARCH_DEFAULT_TOP_K,
                 hidden=excluded,
             )
-        memories = _within_budget(_without_repeats(_relevant(hits)), max_tokens)
+        memories = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     window_tokens, memory_tokens, prompt_tokens = (
         sum(count_tokens([t.text for t in window])),
@@ -276,47 +276,33 @@ def retrieve(
 
 
 def _embed(query: str) -> EmbeddingBatch:
-    with SEARCH_STAGE_SECONDS.labels("embed").time(), _counted("embed"):
+    with SEARCH_STAGE_SECONDS.labels("embed").time(), counted_call("embed"):
         return get_embedder().embed([query])
 
 
-@contextmanager
-def _counted(kind: str) -> Iterator[None]:
-    """Counts a model call in ``MODEL_CALLS`` by outcome."""
-    try:
-        yield
-    except Exception:
-        MODEL_CALLS.labels(kind, "failure").inc()
-        raise
-    MODEL_CALLS.labels(kind, "success").inc()
-
-
 def _relevant(hits: list[Hit]) -> list[Hit]:
-    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query."""
-    return [h for h in hits if h.score is not None and h.score >= settings.SEARCH_MIN_SIMILARITY]
+    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query, and the messages found by
+    their words that have no vector yet (the worker has not embedded them: they cannot be judged)."""
+    return [h for h in hits if h.score is None or h.score >= settings.SEARCH_MIN_SIMILARITY]
 
 
-def _without_repeats(hits: list[Hit]) -> list[Hit]:
-    """``hits`` without the turns an earlier hit already shows; a message hit already shown is dropped."""
+def _within_budget(hits: list[Hit], max_tokens: int) -> list[Hit]:
+    """The best ``hits`` whose blocks fit ``max_tokens`` together, without a turn shown twice: a
+    message hit loses the turns an earlier kept hit shows, and is left out if its own turn is one."""
+    kept: list[Hit] = []
     shown: set[int] = set()
-    kept = []
+    used = 0
     for hit in hits:
         if hit.kind == "message":
             if hit.id in shown:
                 continue
             hit = replace(hit, turns=tuple(t for t in hit.turns if t.id not in shown))
-            shown.update(t.id for t in hit.turns)
-        kept.append(hit)
-    return kept
-
-
-def _within_budget(hits: list[Hit], max_tokens: int) -> list[Hit]:
-    kept, used = [], 0
-    for hit, tokens in zip(hits, count_tokens([h.block() for h in hits]), strict=True):
+        tokens = sum(count_tokens([hit.block()]))
         if used + tokens > max_tokens:
             continue
         kept.append(hit)
         used += tokens
+        shown.update(t.id for t in hit.turns)
     return kept
 
 

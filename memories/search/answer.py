@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memories.llm import ChatModel, Usage
+from memories.metrics import counted_call
 from memories.search.hits import Hit, Turn
 
 __all__ = ["NOT_FOUND", "Answer", "answer_question"]
@@ -30,7 +31,9 @@ class Answer:
     usage: Usage = field(default_factory=Usage)
 
 
-def answer_question(*, question: str, hits: Sequence[Hit], relevant: Sequence[Hit], chat: ChatModel) -> Answer:
+def answer_question(
+    *, question: str, hits: Sequence[Hit], relevant: Sequence[Hit], chat: ChatModel, multi_user: bool = False
+) -> Answer:
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
     Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, turns with
@@ -50,8 +53,9 @@ def answer_question(*, question: str, hits: Sequence[Hit], relevant: Sequence[Hi
             found=True,
             cited=tuple(dict.fromkeys(hits.index(hit) for _, hit in quoted)),
         )
-    blocks = [f"[{i}] {hit.block(multi_user=len({h.user_id for h in hits}) > 1)}" for i, hit in enumerate(hits, 1)]
-    reply = chat.answer(question=question, blocks=blocks)
+    blocks = [f"[{i}] {hit.block(multi_user=multi_user)}" for i, hit in enumerate(hits, 1)]
+    with counted_call("answer"):
+        reply = chat.answer(question=question, blocks=blocks)
     if not reply.sufficient:
         return Answer(text=NOT_FOUND, mode=reply.mode, found=False, usage=reply.usage)
     cited = tuple(i - 1 for i in range(1, len(hits) + 1) if f"[{i}]" in reply.text)
@@ -70,9 +74,10 @@ def _supporting(relevant: Sequence[Hit]) -> list[tuple[str, Hit]]:
 
 def _answering_turn(hit: Hit) -> Turn:
     """The hit's own turn, or, when it asks a question (which answers nothing), the reply after it."""
-    own = next(t for t in hit.turns if t.is_hit)
-    if own.content.rstrip().endswith("?"):
-        return next((t for t in hit.turns if t.created_at >= own.created_at and t.id != own.id), own)
+    position = next(i for i, t in enumerate(hit.turns) if t.is_hit)
+    own = hit.turns[position]
+    if own.content.rstrip().endswith("?") and position + 1 < len(hit.turns):
+        return hit.turns[position + 1]
     return own
 
 

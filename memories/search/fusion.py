@@ -2,8 +2,9 @@
 
 Reciprocal rank fusion: Cormack, Clarke & Buettcher, "Reciprocal Rank Fusion outperforms
 Condorcet and individual Rank Learning Methods", SIGIR 2009: an item scores
-``sum(1 / (k + rank))`` over the rankings it appears in, with their ``k = 60``. Every ranking
-weighs the same, so no weight is fitted to one kind of conversation.
+``sum(1 / (k + rank))`` over the rankings it appears in. Every ranking weighs the same, so no
+weight is fitted to one kind of conversation; ``k`` is 10 rather than their 60, so that the
+neighbour and session shares below stay smaller than the gap between a top rank and a middling one.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def messages_add(
             session.channel = channel
         session.save(update_fields=["first_message_at", "last_message_at", "channel", "updated_at"])
         job_enqueue(func="memories.tasks.embed_rows", args=("message", [m.pk for m in created]))
-        if _rolling_summary_due(session):
+        if _rolling_summary_due(session, added=len(created)):
             job_enqueue(func="memories.tasks.summarize_session", args=(session.pk,))
         if is_new_session and not user_created:  # a new user has no previous session
             previous = (
@@ -198,17 +198,17 @@ def messages_add(
     return MessagesAdded(session=session, messages=created, skipped=len(messages) - len(created))
 
 
-def _rolling_summary_due(session: Session) -> bool:
-    """Whether a session that keeps going holds ``SUMMARY_EVERY_MESSAGES`` messages its summary lacks.
-
-    A long conversation is summarised as it goes, not only once it has been idle for
-    ``SUMMARY_IDLE_MINUTES``; 0 switches this off.
+def _rolling_summary_due(session: Session, *, added: int) -> bool:
+    """Whether the ``added`` messages just stored take the count its summary lacks past a multiple of
+    ``SUMMARY_EVERY_MESSAGES``: a long conversation is summarised as it goes (once per multiple, not
+    on every call while the worker writes it), not only once idle. 0 switches this off.
     """
     every = settings.SUMMARY_EVERY_MESSAGES
     if every <= 0:
         return False
     watermark = Summary.objects.filter(session=session).values("last_message_id")[:1]
-    return session.messages.filter(pk__gt=Coalesce(Subquery(watermark), 0)).count() >= every
+    lacking = session.messages.filter(pk__gt=Coalesce(Subquery(watermark), 0)).count()
+    return (lacking - added) // every < lacking // every
 
 
 def _messages_insert(rows: list[Message]) -> list[Message]:

@@ -59,12 +59,13 @@ class BrokenEmbedder:
         raise RuntimeError("model server down")
 
 
-def test_metrics_show_operation_latency_stages_and_backlog(client, add_messages, search):
+def test_metrics_show_operation_latency_stages_and_backlog(client, add_messages, search, settings):
+    settings.METRICS_TOKEN = "s3cret"
     add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
     search(userId="alice", query="What do I drink?")
     Message.objects.update(embedding=None)  # as if the worker had not run yet
 
-    response = client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="127.0.0.1")
+    response = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer s3cret")
 
     assert response.status_code == 200
     text = response.content.decode()
@@ -75,12 +76,22 @@ def test_metrics_show_operation_latency_stages_and_backlog(client, add_messages,
     assert "memory_task_queue_depth" in text
 
 
-def test_metrics_need_the_token_from_elsewhere(client, settings):
-    assert client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="10.1.2.3").status_code == 403
+def test_metrics_need_the_token(client, settings):
+    assert client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="127.0.0.1").status_code == 403
     settings.METRICS_TOKEN = "s3cret"
     assert client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="127.0.0.1").status_code == 403
+    wrong = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer guess")
+    assert wrong.status_code == 403
     allowed = client.get("/metrics", HTTP_HOST="localhost", REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer s3cret")
     assert allowed.status_code == 200
+
+
+def test_metric_labels_are_only_the_schemas_fields(client, gql, settings):
+    settings.METRICS_TOKEN = "s3cret"
+    gql("query { ...Attacker } fragment Attacker on Query { __typename }")
+    text = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer s3cret").content.decode()
+    assert "Attacker" not in text
+    assert 'memory_graphql_request_seconds_count{field="other"}' in text
 
 
 BACKLOG = """

@@ -150,3 +150,13 @@ def test_add_messages_returns_the_context_for_the_message_it_stored(alice_histor
     assert result["query"] == "Where do I work?"
     assert result["window"][-1]["content"] == "Where do I work?"
     assert "I work as a nurse at the city hospital." in " ".join(m["content"] for m in result["memories"])
+
+
+def test_a_failing_context_still_reports_the_stored_messages(alice_history, gql):
+    body = gql(
+        """mutation { addMessages(userId: "alice", sessionId: "now", messages: [{role: "user", content: "Hi"}]) {
+             ... on AddMessagesResult { messages { content } context(maxTokens: -1) { prompt } } } }"""
+    )
+    assert body["data"]["addMessages"]["messages"] == [{"content": "Hi"}]
+    assert body["data"]["addMessages"]["context"] is None
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"

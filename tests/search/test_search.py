@@ -230,3 +230,17 @@ def test_unexpected_failures_are_masked(alice_two_sessions, gql, settings):
     assert body["errors"][0]["message"] == "Unexpected error."
     assert body["errors"][0]["extensions"] == {"code": "INTERNAL_ERROR"}
     assert "secret_table" not in str(body)
+
+
+def test_the_offline_answer_quotes_the_reply_to_a_question_said_at_the_same_time(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "I love hiking in the hills.", "metadata": {"speaker": "Alice"}},
+            {"role": "assistant", "content": "Which car do you drive to the hills?", "metadata": {"speaker": "Bot"}},
+            {"role": "user", "content": "A small red hatchback.", "metadata": {"speaker": "Alice"}},
+        ],
+    )  # no createdAt: one batch, one time
+    result = search(userId="alice", query="Which car do you drive to the hills?")
+    assert "Alice said: \u201cA small red hatchback.\u201d" in result["answer"].splitlines()[0]
