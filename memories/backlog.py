@@ -40,7 +40,8 @@ def backlog_get(*, user_external_id: str | None = None, limit: int = 100) -> Bac
     Args:
         limit: sessions listed at most, soonest due first.
     """
-    messages = Message.objects.filter(Q(embedding__isnull=True) | ~Q(embedding_model=settings.EMBEDDING_MODEL))
+    # Vectors of another model are the re-embedding's business (manage.py reembed), not the worker's.
+    messages = Message.objects.filter(embedding__isnull=True)
     sessions = Session.objects.annotate(newest=Max("messages__id")).filter(newest__isnull=False)
     if user_external_id is not None:
         messages = messages.filter(user__external_id=user_external_id)
