@@ -121,20 +121,40 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     """Per-user or shared (no user) facts. Saving changed text re-embeds it in the background;
     every edit is kept in the history (who, when, previous text)."""
 
-    list_display = ["content", "user", "status", "source_session", "updated_at", "embedding_current"]
+    list_display = [
+        "content",
+        "user",
+        "status",
+        "slot",
+        "said_at",
+        "needs_review",
+        "source_session",
+        "updated_at",
+        "embedding_current",
+    ]
     list_filter = [
         "status",
+        "needs_review",  # unslotted facts that contradict one another: a curator decides
+        "slot",
         ("user", admin.RelatedOnlyFieldListFilter),  # includes "-": shared knowledge (no user)
         "updated_at",
     ]
     search_fields = ["content", "user__external_id"]
     list_select_related = ["user", "source_session"]
     autocomplete_fields = ["user"]
-    readonly_fields = ["source_session", "source_excerpt", "replaces", "superseded_by"]
+    readonly_fields = [
+        "source_session",
+        "source_excerpt",
+        "slot",
+        "said_at",
+        "confidence",
+        "replaces",
+        "superseded_by",
+    ]
     exclude = ["source_messages"]
     ordering = ["-updated_at"]
     date_hierarchy = "updated_at"
-    history_list_display = ["content", "status"]
+    history_list_display = ["content", "status", "superseded_by"]
     actions = ["approve", "reject"]
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):  # noqa: ANN201

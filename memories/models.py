@@ -198,7 +198,8 @@ class Knowledge(models.Model):
 
     Facts raised from conversations start as candidates (with their source session and
     messages) unless approval is switched off; only active facts are searched. A fact that
-    another replaces is kept as superseded history, pointing at its successor.
+    another replaces is kept as superseded history, pointing at its successor: within a ``slot``
+    the fact said last (``said_at``) wins, whatever order facts were approved in.
     """
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="knowledge")
@@ -212,6 +213,16 @@ class Knowledge(models.Model):
     replaces = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     superseded_by = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="supersedes"
+    )
+    # The attribute the fact fills when a person has one value at a time ("residence", "job", ...):
+    # within a user's slot only the newest fact by ``said_at`` stays active.
+    slot = models.CharField(max_length=100, blank=True, default="")
+    confidence = models.FloatField(null=True, blank=True, help_text="The extractor's belief in the fact, 0..1.")
+    said_at = models.DateTimeField(
+        null=True, blank=True, help_text="Conversation time of the turn the fact was raised from."
+    )
+    needs_review = models.BooleanField(
+        default=False, help_text="Contradicts another active fact that has no slot: a curator decides."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -67,11 +67,18 @@ class Answer(Completion):
 
 @dataclass(frozen=True)
 class Fact:
-    """A durable fact about a user, the messages (ids) it comes from, and the known fact it replaces."""
+    """A durable fact about a user, the messages (ids) it comes from, and the known fact it replaces.
+
+    ``text`` is a third-person statement ("Caroline lives in Osaka."); ``slot`` names the attribute it
+    fills when a person has one value at a time (``residence``, ``job``, ``favourite:food``, ...), else
+    ``None``; ``confidence`` is the extractor's belief in it, 0..1.
+    """
 
     text: str
     message_ids: list[int]
     replaces_id: int | None = None
+    slot: str | None = None
+    confidence: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -128,8 +135,9 @@ class ChatModel(Protocol):
     ) -> FactExtraction:
         """Find durable facts about the user in ``messages`` (``(id, "Speaker: text")``, in order).
 
-        ``known_facts`` (``(id, text)``) are the user's active facts: a new fact that
-        contradicts one of them names it in ``replaces_id``.
+        Each fact is a third-person statement naming the speaker, with its ``slot`` (or ``None``)
+        and ``confidence``. ``known_facts`` (``(id, text)``) are the user's active facts: a new
+        fact without a slot that contradicts one of them names it in ``replaces_id``.
 
         Raises:
             ModelBackendError: the backend failed.

@@ -1,84 +1,224 @@
-"""The offline heuristic that raises durable facts from a conversation (no LLM).
+"""The offline heuristic that raises durable facts about the user from their own turns (no LLM).
 
-A sentence becomes a fact when the user states something lasting about themselves in the
-first person: where they live, their work, name, diet, relationship status, favourites,
-allergies, possessions, likes and dislikes ("I moved to Osaka", "I'm allergic to peanuts",
-"My favourite food is ramen"). Questions, and sentences about a passing moment ("today",
-"yesterday", "right now", ...), are left out.
+Conservative rules: a clause becomes a fact only when the user says, in the first person, something
+lasting about themselves (where they live or come from, their work, name, partner, diet, allergies,
+pets and family, favourites, goals and passions, what they have been doing or are learning or working
+on, likes), and its object is specific (not "stuff", "a lot", "all of it"). It is rewritten in the
+third person with the speaker's name ("I live in Osaka now" -> "Caroline lives in Osaka now."), or
+"The user" when the turn names no speaker. A sentence is skipped whole when it asks a question,
+negates ("not", "never", ...), is hypothetical or about plans ("if", "would", "want to", ...), or is
+about a passing moment ("today", "yesterday", ...); a clause that still speaks of "you" or "me" after
+the rewrite is skipped too, since it is about the other speaker or cannot be rewritten cleanly.
+Callers pass only the user's own turns.
 
-Some facts fill a *slot* a person has only one of at a time (residence, job, name, diet,
-relationship, each favourite thing): a new fact in a slot replaces the known fact in the
-same slot. Facts without a slot (allergies, likes, possessions) accumulate.
+Some facts fill a *slot* a person has one value of at a time (residence, job, name, partner, diet,
+each favourite thing, a named pet's name): the newest fact in a slot supersedes older ones
+(``memories.services.knowledge``). Facts without a slot (allergies, likes, possessions) accumulate.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from memories.llm.base import Fact
 from memories.llm.text import split_sentences
 
-__all__ = ["extract_facts_heuristic", "fact_slot"]
+__all__ = ["extract_facts_heuristic"]
 
-_SLOTS: list[tuple[str, re.Pattern[str]]] = [
-    ("residence", re.compile(r"\bI(?: have|'ve)? (?:live|lived|moved|relocated)\b|\bmy (?:home|hometown) is\b", re.I)),
-    ("job", re.compile(r"\bI (?:work|worked) (?:at|as|for|in)\b|\bmy job is\b|\bI(?:'m| am) employed\b", re.I)),
-    ("name", re.compile(r"\bmy name is\b|\bcall me\b", re.I)),
-    ("diet", re.compile(r"\bI(?:'m| am) (?:a )?(?:vegetarian|vegan|pescatarian)\b|\bI don'?t eat\b", re.I)),
-    ("relationship", re.compile(r"\bI(?:'m| am| got) (?:married|single|divorced|engaged)\b", re.I)),
+_PETS = r"(?:dog|puppy|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|fish|turtle|horse|snake|lizard)"
+_KIN = r"(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandchildren|grandkids)"
+_RELATIONSHIP = r"(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)"
+_LIKES = {"love": "loves", "like": "likes", "enjoy": "enjoys", "adore": "adores", "hate": "hates"}
+
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern[str]
+    # Builds the third-person statement from the subject ("Caroline") and the match.
+    rewrite: Callable[[str, re.Match[str]], str]
+    slot: Callable[[re.Match[str]], str | None]
+    confidence: float
+
+
+def _rule(pattern: str, rewrite: Callable[[str, re.Match[str]], str], slot: str | None, confidence: float) -> _Rule:
+    return _Rule(re.compile(pattern, re.I), rewrite, lambda _m: slot, confidence)
+
+
+_RULES: list[_Rule] = [
+    _rule(
+        r"^I(?:'m| am)? (?:currently |still )?(?:live|living) in (?P<o>.+)",
+        lambda s, m: f"{s} lives in {m['o']}",
+        "residence",
+        0.9,
+    ),
+    _rule(
+        r"^I(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<o>.+)",
+        lambda s, m: f"{s} moved to {m['o']}",
+        "residence",
+        0.85,
+    ),
+    _rule(r"^I(?:'m| am) (?:originally )?from (?P<o>.+)", lambda s, m: f"{s} is from {m['o']}", "origin", 0.85),
+    _rule(
+        r"^I(?:'m| am)? (?:currently )?(?:work|working) (?P<p>as|at|for) (?P<o>.+)",
+        lambda s, m: f"{s} works {m['p'].lower()} {m['o']}",
+        "job",
+        0.85,
+    ),
+    _rule(r"^my name is (?P<o>.+)", lambda s, m: f"{s}'s name is {m['o']}", "name", 0.95),
+    _rule(r"^I(?:'m| am) allergic to (?P<o>.+)", lambda s, m: f"{s} is allergic to {m['o']}", None, 0.9),
+    _rule(
+        r"^I(?:'m| am) (?:a |an )?(?P<o>vegetarian|vegan|pescatarian)\b",
+        lambda s, m: f"{s} is a {m['o'].lower()}",
+        "diet",
+        0.9,
+    ),
+    _rule(
+        r"^I(?:'m| am) (?P<o>married|engaged|divorced|single)\b(?P<r>.*)",
+        lambda s, m: f"{s} is {m['o'].lower()}{m['r']}",
+        "partner",
+        0.85,
+    ),
+    _rule(
+        rf"^my (?P<k>{_RELATIONSHIP})(?:'s name)? is (?P<o>[A-Z][\w-]+(?: [A-Z][\w-]+)?)$",
+        lambda s, m: f"{s}'s {m['k'].lower()} is {m['o']}",
+        "partner",
+        0.85,
+    ),
+    _Rule(
+        re.compile(rf"^my (?P<k>{_PETS})(?:'s name is| is (?:named|called)) (?P<o>[A-Z][\w-]+)$", re.I),
+        lambda s, m: f"{s}'s {m['k'].lower()} is named {m['o']}",
+        lambda m: "pet_name:" + m["k"].lower(),
+        0.85,
+    ),
+    _Rule(
+        re.compile(r"^my (?:all-time )?favou?rite (?P<k>[a-z]+(?: [a-z]+)?) (?:is|are) (?P<o>.+)", re.I),
+        lambda s, m: f"{s}'s favourite {m['k'].lower()} is {m['o']}",
+        lambda m: "favourite:" + m["k"].lower(),
+        0.85,
+    ),
+    _rule(
+        rf"^I (?:have|own|'ve got|have got) (?P<o>(?:a|an|one|two|three|four|five|\d+) (?:[\w-]+ ){{0,2}}"
+        rf"(?:{_PETS}s?|{_KIN})\b.*)",
+        lambda s, m: f"{s} has {m['o']}",
+        None,
+        0.8,
+    ),
+    _rule(
+        r"^I(?:'ve| have) been (?P<o>\w+ing\b.*\bfor (?:over |about |almost |nearly )?(?:a|\w+) "
+        r"(?:years?|decades?))",
+        lambda s, m: f"{s} has been {m['o']}",
+        None,
+        0.75,
+    ),
+    _rule(
+        r"^my (?P<k>goal|passion|hobby|career|art|work) (?:is|has always been) (?P<o>.+)",
+        lambda s, m: f"{s}'s {m['k'].lower()} is {m['o']}",
+        None,
+        0.7,
+    ),
+    _rule(
+        r"^I(?:'m| am) (?:really |so |very |super )?"
+        r"(?P<p>passionate about|interested in|keen on|a (?:big |huge )?fan of) (?P<o>.+)",
+        lambda s, m: f"{s} is {m['p'].lower()} {m['o']}",
+        None,
+        0.65,
+    ),
+    _rule(
+        r"^I(?:'m| am) (?:still |currently |now |also )?(?P<o>(?:learning|studying|training|volunteering|mentoring|"
+        r"working on|looking into|taking|practicing|practising|teaching)\b.+)",
+        lambda s, m: f"{s} is {m['o']}",
+        None,
+        0.6,
+    ),
+    _rule(
+        r"^I(?:'ve| have) been (?P<o>(?!busy|so|really|thinking|feeling|wondering|meaning)\w+ing\b.+)",
+        lambda s, m: f"{s} has been {m['o']}",
+        None,
+        0.6,
+    ),
+    _rule(
+        r"^I (?:really |absolutely |just )?(?P<v>love|like|enjoy|adore|hate) (?!(?:that|it|this|those|these|them|"
+        r"the way|how|what|when|where|seeing|hearing|to see|to hear|talking|chatting)\b)(?P<o>.+)",
+        lambda s, m: f"{s} {_LIKES[m['v'].lower()]} {m['o']}",
+        None,
+        0.6,
+    ),
 ]
-_FAVOURITE = re.compile(r"\bmy (?:all-time )?favou?rite ([a-z]+(?: [a-z]+)?)\b", re.I)
-_UNSLOTTED = re.compile(
-    r"\bI(?:'m| am) allergic to\b|\bI (?:have|own) (?:a|an|two|three|\d+) \w+"
-    r"|\bI (?:love|like|enjoy|hate|prefer|dislike)\b|\bI(?:'m| am) (?:a|an) (?!bit|little|lot)\w+"
-    r"|\bI(?:'ve| have) been (?:a|an) \w+",
+
+_SKIP = re.compile(
+    r"\?|\b(?:not|never|no|nobody|nothing|no longer|n't|if|would|could|might|maybe|perhaps|wish|hope|hoping|"
+    r"someday|one day|plan|plans|planning|want|wanna|gonna|going to|will|should|imagine|dream|"
+    r"today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend)|right now|last night|"
+    r"just now|at the moment)\b|n't\b",
     re.I,
 )
-_TRANSIENT = re.compile(
-    r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week)|right now|last night|"
-    r"just now|at the moment)\b",
+_FILLER = re.compile(
+    r"^(?:yeah|yes|yep|oh|ah|wow|well|so|and|but|also|actually|honestly|btw|by the way|haha|lol|hey|hi|um|"
+    r"anyway|plus|thanks|thank you|totally|true|right|definitely|absolutely|exactly)\b[,!.]?\s*",
     re.I,
 )
-_MIN_WORDS, _MAX_WORDS = 4, 40
+_CLAUSE_BREAK = re.compile(r"\s*(?:[,;:!]|\s[-–—]\s|\s(?:and|but|so|because|since|which|though|although)\s)\s*")
+_FIRST_OR_SECOND_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|we|us|our|ours|you|your|yours|y'all)\b", re.I)
+_MAX_OBJECT_WORDS = 12
+# Objects this vague say nothing lasting ("I love all of it", "I've been learning a ton", "... stuff").
+_VAGUE = re.compile(
+    r"\b(?:stuff|things?|a ton|a lot|lots|busy|all|everything|something|ambitions|recently|lately)\b", re.I
+)
 
 
-def fact_slot(text: str) -> str | None:
-    """The slot a fact fills (``residence``, ``favourite:food``, ...), or ``None``."""
-    for slot, pattern in _SLOTS:
-        if pattern.search(text):
-            return slot
-    if match := _FAVOURITE.search(text):
-        return "favourite:" + match.group(1).lower().split()[0]
+def _clauses(sentence: str) -> list[str]:
+    """Each clause of ``sentence`` with leading fillers ("Yeah, ...", "Oh and ...") removed."""
+    clauses = []
+    for part in _CLAUSE_BREAK.split(sentence.strip().rstrip(".!")):
+        while (stripped := _FILLER.sub("", part, count=1)) != part:
+            part = stripped
+        if part:
+            clauses.append(part)
+    return clauses
+
+
+def _statement(subject: str, sentence: str) -> tuple[str, str | None, float] | None:
+    """The third-person statement, slot and confidence of the first clause a rule matches, or ``None``."""
+    if _SKIP.search(sentence):
+        return None
+    for clause in _clauses(sentence):
+        for rule in _RULES:
+            if not (match := rule.pattern.match(clause)):
+                continue
+            obj = match.groupdict().get("o") or ""
+            if len(obj.split()) > _MAX_OBJECT_WORDS or _VAGUE.search(obj):
+                return None
+            text = rule.rewrite(subject, match)
+            text = re.sub(r"\bmy\b", "their", text, flags=re.I)
+            text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
+            if _FIRST_OR_SECOND_PERSON.search(text.removeprefix(subject)):
+                return None
+            return text.rstrip(" .") + ".", rule.slot(match), rule.confidence
     return None
 
 
-def _is_fact(sentence: str) -> bool:
-    words = len(sentence.split())
-    if not _MIN_WORDS <= words <= _MAX_WORDS or sentence.rstrip().endswith("?") or _TRANSIENT.search(sentence):
-        return False
-    return fact_slot(sentence) is not None or bool(_UNSLOTTED.search(sentence))
-
-
 def extract_facts_heuristic(
-    *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
+    *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]] = ()
 ) -> list[Fact]:
-    """Facts stated by the user in ``messages`` (``(id, "Speaker: text")``), each as ``"Speaker: sentence"``.
+    """Durable facts the user states about themselves, rewritten in the third person.
 
-    A fact replaces the most recent known fact (``known_facts`` is oldest first) in its slot.
+    Args:
+        messages: the user's own turns, ``(id, "Speaker: text")`` in order; a turn without a speaker,
+            or whose speaker is the role ``user``, is attributed to "The user".
+        known_facts: unused; superseding works by slot (``Fact.slot``).
+
+    Returns:
+        One ``Fact`` per matching clause (at most one per sentence), with its message id, slot and
+        confidence; ``replaces_id`` is never set.
     """
-    slots = {slot: fact_id for fact_id, text in known_facts if (slot := fact_slot(text))}
     facts: list[Fact] = []
     for message_id, line in messages:
         speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
+        subject = speaker.strip() if speaker.strip() and speaker.strip().lower() != "user" else "The user"
         for sentence in split_sentences(text):
-            if _is_fact(sentence):
-                slot = fact_slot(sentence)
-                facts.append(
-                    Fact(
-                        text=f"{speaker}: {sentence}" if speaker else sentence,
-                        message_ids=[message_id],
-                        replaces_id=slots.get(slot) if slot else None,
-                    )
-                )
+            if found := _statement(subject, sentence):
+                statement, slot, confidence = found
+                facts.append(Fact(text=statement, message_ids=[message_id], slot=slot, confidence=confidence))
     return facts

@@ -163,8 +163,8 @@ class OpenAIChatModel(_Client):
         """The chat model ``CHAT_BACKEND = "openai"`` selects: ``CHAT_MODEL`` and the ``OPENAI_*`` client settings."""
         return cls(model_name=settings.CHAT_MODEL, **_client_settings())
 
-    def _complete(self, system: str, user: str, *, json_reply: bool = False) -> tuple[str, Usage]:
-        extra = {"response_format": {"type": "json_object"}} if json_reply else {}
+    def _complete(self, system: str, user: str, *, response_format: dict | None = None) -> tuple[str, Usage]:
+        extra = {"response_format": response_format} if response_format else {}
         response = self.call(
             lambda c: c.chat.completions.create(
                 model=self.model_name,
@@ -190,34 +190,38 @@ class OpenAIChatModel(_Client):
     def extract_facts(
         self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
     ) -> FactExtraction:
-        """One structured (JSON) call; facts naming unknown message or fact ids keep only the known ones.
+        """One structured-output call (``prompts.FACTS_SCHEMA``), sent again once if the reply is not that JSON.
+
+        Facts naming unknown message or fact ids keep only the known ones; confidence is clamped to 0..1.
 
         Raises:
-            ModelBackendError: the call failed or the reply is not the JSON asked for.
+            ModelBackendError: a call failed, or both replies were not the JSON asked for.
         """
-        text, usage = self._complete(
-            prompts.FACTS_SYSTEM,
-            prompts.FACTS_USER.format(
-                known="\n".join(f"[{i}] {t}" for i, t in known_facts) or "(none)",
-                conversation="\n".join(f"[{i}] {t}" for i, t in messages),
-            ),
-            json_reply=True,
+        user = prompts.FACTS_USER.format(
+            known="\n".join(f"[{i}] {t}" for i, t in known_facts) or "(none)",
+            conversation="\n".join(f"[{i}] {t}" for i, t in messages),
         )
         message_ids, fact_ids = {i for i, _ in messages}, {i for i, _ in known_facts}
-        try:
-            items = json.loads(text)["facts"]
-            facts = [
-                Fact(
-                    text=str(item["text"]).strip(),
-                    message_ids=[int(i) for i in item.get("message_ids") or [] if int(i) in message_ids],
-                    replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
-                )
-                for item in items
-                if str(item.get("text", "")).strip()
-            ]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON.") from exc
-        return FactExtraction(facts=facts, mode=self.mode, usage=usage)
+        usage = Usage()
+        for _attempt in range(2):
+            text, used = self._complete(prompts.FACTS_SYSTEM, user, response_format=prompts.FACTS_SCHEMA)
+            usage += used
+            try:
+                facts = [
+                    Fact(
+                        text=str(item["text"]).strip(),
+                        message_ids=[int(i) for i in item.get("message_ids") or [] if int(i) in message_ids],
+                        replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
+                        slot=str(item.get("slot") or "").strip().lower() or None,
+                        confidence=min(1.0, max(0.0, float(item.get("confidence", 1.0)))),
+                    )
+                    for item in json.loads(text)["facts"]
+                    if str(item.get("text", "")).strip()
+                ]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            return FactExtraction(facts=facts, mode=self.mode, usage=usage)
+        raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON, twice.")
 
     def answer(self, *, question: str, blocks: Sequence[str]) -> Answer:
         """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA``."""

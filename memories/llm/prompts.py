@@ -20,13 +20,47 @@ ANSWER_SYSTEM = (
 ANSWER_USER = "Data:\n{data}\n\nQuestion: {question}"
 
 FACTS_SYSTEM = (
-    "You maintain a long-term memory of facts about a user. From the conversation, extract "
-    "durable facts about the people in it (where they live, work, family, health, allergies, "
-    "preferences, plans with a date, possessions), not passing remarks. Each message starts "
-    "with its id in brackets. Known facts are listed with their ids: when a new fact contradicts "
-    "a known one (e.g. a new city of residence), give that fact's id as replaces_id. Do not "
-    "repeat known facts. Reply with JSON only: "
-    '{"facts": [{"text": "...", "message_ids": [1, 2], "replaces_id": null}]}'
+    "You maintain a long-term memory of durable facts about the user, the speaker of the messages given. "
+    "Each message starts with its id in brackets and the speaker's name. Write each fact as one short "
+    'third-person statement naming the speaker ("Caroline lives in Osaka.", "Caroline has a guinea pig '
+    'named Oscar."): where they live, work, family and partner, pets, health, allergies, diet, '
+    "preferences, long-held habits, plans with a date, possessions. Skip passing remarks, questions, "
+    "hypotheticals, things that are denied, and anything about other people that is not also about the "
+    "user. Give the ids of the messages each fact comes from; a slot when the fact fills an attribute the "
+    "user has one value of at a time (residence, job, partner, diet, name, pet_name:<kind>, "
+    "favourite:<thing>), else null; and your confidence from 0 to 1. Known facts are listed with their "
+    "ids: do not repeat them; when a new fact without a slot contradicts one, give its id as replaces_id."
 )
 
 FACTS_USER = "Known facts:\n{known}\n\nConversation:\n{conversation}"
+
+# OpenAI structured outputs (response_format json_schema, strict): the reply must match this schema.
+FACTS_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "facts",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["facts"],
+            "properties": {
+                "facts": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["text", "message_ids", "slot", "confidence", "replaces_id"],
+                        "properties": {
+                            "text": {"type": "string"},
+                            "message_ids": {"type": "array", "items": {"type": "integer"}},
+                            "slot": {"type": ["string", "null"]},
+                            "confidence": {"type": "number"},
+                            "replaces_id": {"type": ["integer", "null"]},
+                        },
+                    },
+                }
+            },
+        },
+    },
+}

@@ -113,10 +113,13 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
 def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     """Raise durable facts from a session's user messages into knowledge.
 
-    Facts become candidates (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active
-    at once. A fact within ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active
-    facts or candidates is not added again; a fact that contradicts an active one supersedes it
-    on activation. Safe to run again on the same session.
+    Each fact is a third-person statement (``memories.llm.facts`` offline, one structured LLM call
+    otherwise) stored with its source messages, ``said_at`` (the conversation time of its latest
+    source message), ``slot`` and ``confidence``. Facts become candidates
+    (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active at once. A fact within
+    ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates is not
+    added again; in a slot, only the same statement (case aside) counts as a duplicate. On activation
+    a fact settles its slot (see ``knowledge_approve``). Safe to run again on the same session.
 
     Returns:
         The knowledge rows created.
@@ -140,10 +143,18 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     embedder = get_embedder()
     vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors
     status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
+    said = {m.pk: m.created_at for m in messages}
     created: list[Knowledge] = []
     with transaction.atomic():
         for fact, vector in zip(extraction.facts, vectors, strict=True):
-            if _is_duplicate(live, vector) or any(_close(vector, k.embedding) for k in created):
+            if fact.slot:
+                # Near in meaning is not the same in a slot ("lives in Tokyo" / "lives in Osaka"): only
+                # the same statement is a duplicate.
+                if live.filter(slot=fact.slot, content__iexact=fact.text).exists() or any(
+                    k.slot == fact.slot and k.content.lower() == fact.text.lower() for k in created
+                ):
+                    continue
+            elif _is_duplicate(live, vector) or any(_close(vector, k.embedding) for k in created):
                 continue
             knowledge = Knowledge.objects.create(
                 user=session.user,
@@ -151,12 +162,15 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
                 status=status,
                 source_session=session,
                 replaces_id=fact.replaces_id,
+                slot=fact.slot or "",
+                confidence=fact.confidence,
+                said_at=max((said[i] for i in fact.message_ids if i in said), default=messages[-1].created_at),
                 embedding=vector,
                 embedding_model=embedder.model_name,
             )
             knowledge.source_messages.set(fact.message_ids)
             if status == KnowledgeStatus.ACTIVE:
-                _supersede(knowledge)
+                _settle(knowledge)
             created.append(knowledge)
     return created
 
@@ -174,24 +188,54 @@ def _close(a: list[float], b: list[float]) -> bool:
     return 1 - sum(x * y for x, y in zip(a, b, strict=True)) < settings.KNOWLEDGE_DUPLICATE_DISTANCE
 
 
-def _supersede(knowledge: Knowledge) -> None:
-    """Mark the active fact ``knowledge`` replaces as superseded by it (kept as history)."""
-    if knowledge.replaces_id:
-        Knowledge.objects.filter(pk=knowledge.replaces_id, status=KnowledgeStatus.ACTIVE).update(
-            status=KnowledgeStatus.SUPERSEDED, superseded_by=knowledge
+def _settle(knowledge: Knowledge) -> None:
+    """After ``knowledge`` became active: keep one active fact in its slot, or flag an unslotted conflict.
+
+    In a slot, the fact said last (``said_at``, then ``created_at``, then id) stays active and every
+    other one, active or already superseded, becomes superseded by it. Without a slot, a fact that
+    names an active fact it contradicts (``replaces``) leaves both active and flags both
+    ``needs_review``. Each change is saved row by row so the history records it.
+    """
+    if knowledge.slot:
+        in_slot = list(
+            Knowledge.objects.select_for_update().filter(
+                user_id=knowledge.user_id,
+                slot=knowledge.slot,
+                status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.SUPERSEDED],
+            )
         )
+        active = [k for k in in_slot if k.status == KnowledgeStatus.ACTIVE]
+        newest = max(active, key=lambda k: (k.said_at or k.created_at, k.created_at, k.pk))
+        for older in in_slot:
+            if newest.pk not in (older.pk, older.superseded_by_id):
+                older.status, older.superseded_by = KnowledgeStatus.SUPERSEDED, newest
+                older.save(update_fields=["status", "superseded_by", "updated_at"])
+    elif knowledge.replaces_id:
+        conflicting = Knowledge.objects.filter(pk=knowledge.replaces_id, status=KnowledgeStatus.ACTIVE).first()
+        if conflicting is not None:
+            for row in (knowledge, conflicting):
+                row.needs_review = True
+                row.save(update_fields=["needs_review", "updated_at"])
 
 
 @transaction.atomic
 def knowledge_approve(*, knowledge_ids: list[int]) -> int:
-    """Make these candidates active (each superseding the fact it replaces). Returns how many."""
+    """Make these candidates active. Returns how many.
+
+    Whatever the order facts are approved in, within a user's slot (``Knowledge.slot``) only the fact
+    said last by conversation time (``said_at``) stays active; the others become superseded by it
+    (kept, with their history). An unslotted fact that contradicts an active one (``replaces``) is
+    activated and both are flagged ``needs_review`` for a curator.
+    """
     candidates = list(
-        Knowledge.objects.select_for_update().filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
+        Knowledge.objects.select_for_update()
+        .filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
+        .order_by("said_at", "id")
     )
     for knowledge in candidates:
         knowledge.status = KnowledgeStatus.ACTIVE
         knowledge.save(update_fields=["status", "updated_at"])
-        _supersede(knowledge)
+        _settle(knowledge)
     return len(candidates)
 
 

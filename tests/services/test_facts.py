@@ -1,0 +1,102 @@
+"""Facts that are facts: third-person statements about the user, with source turns, time, slot and confidence."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memories.llm.base import ModelBackendError
+from memories.models import Knowledge, Session
+from memories.services.knowledge import knowledge_extract
+from memories.services.messages import MessageIn, messages_add
+
+pytest_plugins = ["tests.fake_openai"]
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def _extract(turns: list[tuple[str, str, str | None]], *, user: str = "caroline") -> list[Knowledge]:
+    """Store ``(role, text, speaker)`` turns a minute apart in one session and extract its facts."""
+    messages = [
+        MessageIn(
+            role=role,
+            content=text,
+            created_at=T0 + timedelta(minutes=i),
+            metadata={"speaker": speaker} if speaker else {},
+        )
+        for i, (role, text, speaker) in enumerate(turns)
+    ]
+    messages_add(user_external_id=user, session_external_id="s1", messages=messages)
+    return knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id="s1").pk)
+
+
+def test_offline_candidates_are_third_person_statements_about_the_user_with_source_time_slot_and_confidence():
+    created = _extract(
+        [
+            ("user", "Hey Mel! I moved to Osaka last spring, it's lovely.", "Caroline"),
+            ("assistant", "I live in Paris and I have a dog named Rex.", "Melanie"),
+            ("user", "Oh nice. I have a guinea pig named Oscar.", "Caroline"),
+            ("user", "I love that you paint.", "Caroline"),
+            ("user", "I don't live in Kyoto. If I lived in Rome I would be happy.", "Caroline"),
+            ("user", "Do you work as a nurse? I went to a support group yesterday.", "Caroline"),
+            ("user", "My favourite food is tonkotsu ramen.", "Caroline"),
+        ]
+    )
+    assert [(k.content, k.slot, k.said_at) for k in created] == [
+        ("Caroline moved to Osaka last spring.", "residence", T0),
+        ("Caroline has a guinea pig named Oscar.", "", T0 + timedelta(minutes=2)),
+        ("Caroline's favourite food is tonkotsu ramen.", "favourite:food", T0 + timedelta(minutes=6)),
+    ]
+    assert all(0 < k.confidence <= 1 for k in created)
+    assert list(created[1].source_messages.values_list("content", flat=True)) == [
+        "Oh nice. I have a guinea pig named Oscar."
+    ]
+
+
+def test_a_turn_without_a_speaker_is_attributed_to_the_user():
+    created = _extract([("user", "I work as a teacher at a primary school.", None)], user="anon")
+    assert [(k.content, k.slot) for k in created] == [("The user works as a teacher at a primary school.", "job")]
+
+
+@pytest.fixture
+def openai_chat(settings, fake_openai):  # noqa: ANN001, ANN201
+    settings.CHAT_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    return fake_openai
+
+
+def test_llm_facts_come_from_one_json_schema_call_and_a_reply_that_is_not_json_is_retried_once(openai_chat):
+    requests = []
+
+    def reply(body):  # noqa: ANN001, ANN202
+        requests.append(body)
+        if len(requests) == 1:
+            return "Sure! Here are the facts: Caroline lives in Osaka."
+        message_id = int(re.search(r"\[(\d+)\] Caroline: I live", body["messages"][-1]["content"]).group(1))
+        fact = {"text": "Caroline lives in Osaka.", "message_ids": [message_id], "slot": "Residence"}
+        return json.dumps({"facts": [{**fact, "confidence": 0.9, "replaces_id": None}]})
+
+    openai_chat.chat_reply = reply
+    (fact,) = _extract([("user", "I live in Osaka these days.", "Caroline")])
+    assert len(requests) == 2
+    assert all(r["response_format"]["type"] == "json_schema" for r in requests)
+    assert (fact.content, fact.slot, fact.confidence, fact.said_at) == (
+        "Caroline lives in Osaka.",
+        "residence",
+        0.9,
+        T0,
+    )
+
+
+def test_llm_replies_that_are_never_the_json_asked_for_are_a_backend_failure_and_store_nothing(openai_chat):
+    openai_chat.chat_reply = "Caroline lives in Osaka."
+    with pytest.raises(ModelBackendError) as failure:
+        _extract([("user", "I live in Osaka these days.", "Caroline")])
+    assert failure.value.code == "MODEL_BACKEND_ERROR"
+    assert not Knowledge.objects.exists()

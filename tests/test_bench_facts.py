@@ -1,0 +1,33 @@
+"""The fact benchmark on the dev file: the fake LLM returning the observations scores 1; offline meets its bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.facts import run
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+
+
+@pytest.fixture
+def locomo(monkeypatch) -> Path:  # noqa: ANN001
+    if not LOCOMO.exists():
+        pytest.fail(f"{LOCOMO} is missing: the shared data folder must sit beside the repository.")
+    monkeypatch.setenv("BENCH_FACTS_PATH", str(LOCOMO))
+    return LOCOMO
+
+
+def test_the_fake_llm_returning_the_observations_is_scored_perfect(settings, locomo):
+    settings.CHAT_BACKEND = "bench.facts.ObservationChatModel"
+    result = run(locomo, thresholds=[0.7])
+    assert result["candidates"] == result["observations"] > 0
+    assert result["by_threshold"][0.7] == {"precision": 1.0, "recall": 1.0}
+
+
+def test_offline_candidates_reach_the_precision_target(settings, locomo):
+    settings.CHAT_BACKEND = "local"
+    result = run(locomo, thresholds=[0.7])
+    assert result["candidates"] >= 10
+    assert result["by_threshold"][0.7]["precision"] >= 0.8
