@@ -5,15 +5,20 @@ Admin actions and saves are thin: they call services, which queue background wor
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest
+from django.urls import path
 from simple_history.admin import SimpleHistoryAdmin
 
-from memories.models import ApiKey, Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.admin_playground import playground_view
+from memories.models import ApiKey, Diary, EndUser, Entity, Knowledge, KnowledgeStatus, Message, Session, Summary
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
+from memories.services.entities import entities_merge
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 from memories.services.summaries import summaries_regenerate
 
@@ -41,10 +46,16 @@ class EmbeddingStatusMixin:
 
 @admin.register(EndUser)
 class EndUserAdmin(admin.ModelAdmin):
+    """End users; also serves the playground (``memories.admin_playground``), linked from the index."""
+
     list_display = ["external_id", "created_at"]
     search_fields = ["external_id"]
     ordering = ["external_id"]
     date_hierarchy = "created_at"
+
+    def get_urls(self) -> list:
+        playground = self.admin_site.admin_view(partial(playground_view, admin_site=self.admin_site))
+        return [path("playground/", playground, name="memories_playground"), *super().get_urls()]
 
 
 @admin.register(Session)
@@ -202,12 +213,43 @@ class DiaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
         curated_save(row=obj)
 
 
+@admin.register(Entity)
+class EntityAdmin(admin.ModelAdmin):
+    """Rename (edit the name), delete, or merge entities: the merge keeps the first selected as listed."""
+
+    list_display = ["name", "kind", "user", "aliases", "last_mentioned_at", "first_mentioned_at"]
+    list_filter = ["kind", ("user", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name", "user__external_id"]
+    list_select_related = ["user"]
+    fields = ["user", "name", "kind", "aliases", "first_mentioned_at", "last_mentioned_at", "knowledge"]
+    readonly_fields = ["user", "first_mentioned_at", "last_mentioned_at"]
+    filter_horizontal = ["knowledge"]
+    ordering = ["-last_mentioned_at", "id"]
+    actions = ["merge"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # raised from conversations
+
+    @admin.action(description="Merge selected into the first (names become its aliases; facts and turns move)")
+    def merge(self, request: HttpRequest, queryset: QuerySet[Entity]) -> None:
+        selected = {e.pk: e for e in queryset}
+        # The rows as listed and ticked; "select all" sends no ids: then the list's order.
+        posted = [int(i) for i in request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME) if i.isdigit()]
+        ids = [i for i in posted if i in selected] or [e.pk for e in queryset.order_by(*self.ordering)]
+        try:
+            target = entities_merge(entity_ids=ids)
+        except ValueError as exc:
+            self.message_user(request, str(exc), level=messages.ERROR)
+            return
+        self.message_user(request, f"Merged {len(ids) - 1} other entities into {target.name!r}.")
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     """Keys are created here or with ``manage.py create_api_key``; the secret is shown once."""
 
-    list_display = ["name", "prefix", "all_users", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["all_users", "revoked_at"]
+    list_display = ["name", "prefix", "all_users", "may_curate", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["all_users", "may_curate", "revoked_at"]
     search_fields = ["name", "prefix", "user_external_ids"]
     readonly_fields = ["prefix", "created_at", "last_used_at"]
     ordering = ["-created_at"]

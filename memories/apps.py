@@ -10,11 +10,14 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
         from django_q.signals import post_execute
+        from simple_history.signals import pre_create_historical_record
 
         from memories import checks  # noqa: F401 - registers the system checks
+        from memories.services.curation import history_record_actor
         from memories.tasks import record_success_after_failure
 
         post_migrate.connect(_ensure_schedules, sender=self)
+        pre_create_historical_record.connect(history_record_actor, dispatch_uid="memories-history-record-actor")
         post_execute.connect(record_success_after_failure, dispatch_uid="memories-record-success-after-failure")
 
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
@@ -21,6 +22,8 @@ __all__ = [
     "ApiKey",
     "Diary",
     "EndUser",
+    "Entity",
+    "EntityKind",
     "Knowledge",
     "KnowledgeStatus",
     "Message",
@@ -245,6 +248,54 @@ class Knowledge(models.Model):
         return self.content
 
 
+class EntityKind(models.TextChoices):
+    PERSON = "person"
+    PET = "pet"
+    PLACE = "place"
+    ORGANISATION = "organisation"
+    OTHER = "other"
+
+
+class Entity(models.Model):
+    """Someone or something an end user talks about: a person, pet, place or organisation.
+
+    Raised with the facts (``memories.services.entities``); ``knowledge`` and ``messages`` are the
+    facts and turns that mention it. ``aliases`` are other names it goes by (a JSON list of strings);
+    names are unique per user, case aside.
+    """
+
+    user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="entities")
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=EntityKind.choices, default=EntityKind.OTHER)
+    aliases = models.JSONField(default=list, blank=True)
+    first_mentioned_at = models.DateTimeField()
+    last_mentioned_at = models.DateTimeField()
+    knowledge = models.ManyToManyField(Knowledge, blank=True, related_name="entities")
+    messages = models.ManyToManyField(Message, blank=True, related_name="entities")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-last_mentioned_at", "id"]
+        verbose_name_plural = "entities"
+        constraints = [
+            models.UniqueConstraint("user", models.functions.Lower("name"), name="entity_unique_name_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+    def clean(self) -> None:
+        """Refuse a name (case aside) another entity of the user has, whatever fields a form edits.
+
+        Raises:
+            ValidationError: naming ``name``.
+        """
+        others = Entity.objects.filter(user_id=self.user_id, name__iexact=self.name).exclude(pk=self.pk)
+        if self.user_id is not None and others.exists():
+            raise ValidationError({"name": [f"This user already has an entity named {self.name!r}."]})
+
+
 class Diary(models.Model):
     """One diary entry per end user per date."""
 
@@ -283,6 +334,9 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, editable=False)
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     all_users = models.BooleanField(default=False, help_text="Trusted backend: may act on every end user.")
+    may_curate = models.BooleanField(
+        default=False, help_text="May approve, reject and edit fact candidates through the API."
+    )
     # External ids, not foreign keys: a key keeps its scope when a user is forgotten and comes back.
     user_external_ids = ArrayField(
         models.CharField(max_length=255), default=list, blank=True, help_text="End user ids, comma-separated."

@@ -10,6 +10,10 @@
   field writes nothing. Each field is checked again, with its coerced arguments, as it runs.
 - ``ScopedType.get_queryset``: every model type filters its rows by the scope as well, so
   nested fields and any list can never reach another user's rows.
+- Curation (approving, rejecting and editing fact candidates) needs ``Scope.may_curate``: a key
+  with ``ApiKey.may_curate`` or a staff session. ``approveKnowledge`` and ``rejectKnowledge`` are
+  refused by name, with the whole document; ``updateKnowledge`` passes ``may_curate`` to
+  ``knowledge_update``, which refuses a candidate once it holds the row's lock (only it knows the status).
 """
 
 from __future__ import annotations
@@ -35,17 +39,26 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 from strawberry.types import Info
 
-__all__ = ["Scope", "ScopedType", "UserScopeExtension", "scope_of"]
+__all__ = ["Scope", "ScopedType", "UserScopeExtension", "require_curation", "scope_of"]
 
 _USER_ARGUMENTS = ("userId", "userIds")
+# Top-level fields that curate knowledge: they need a scope that may curate.
+_CURATING_FIELDS = frozenset({"approveKnowledge", "rejectKnowledge"})
 
 
 @dataclass(frozen=True)
 class Scope:
-    """The end users (external ids) a caller may act on; ``all_users`` for every one."""
+    """The end users (external ids) a caller may act on; ``all_users`` for every one.
+
+    ``may_curate``: may approve, reject and edit fact candidates. ``actor``: who the caller is in
+    the knowledge's audit history (``"api key <name> (#<id>)"``; empty for a staff session, whose
+    user the history records itself).
+    """
 
     all_users: bool
     user_external_ids: frozenset[str] = frozenset()
+    may_curate: bool = False
+    actor: str = ""
 
     def allows(self, user_external_id: str) -> bool:
         """Whether this end user's data may be read or changed."""
@@ -69,6 +82,15 @@ class Scope:
 def scope_of(info: Info) -> Scope:
     """The caller's scope, set by the GraphQL view after authentication."""
     return info.context.request.memory_scope
+
+
+def require_curation(scope: Scope, field_name: str) -> None:
+    """Raise ``PermissionDenied`` unless ``scope`` may curate knowledge (run ``field_name`` on candidates)."""
+    if not scope.may_curate:
+        raise PermissionDenied(
+            f"{field_name} curates fact candidates: it needs an API key that may curate "
+            "(`manage.py create_api_key ... --may-curate`, or tick it in the admin)."
+        )
 
 
 class ScopedType:
@@ -101,6 +123,8 @@ def _named_users(arguments: dict[str, Any]) -> tuple[bool, set[str]]:
 
 def _check(scope: Scope, field_name: str, arguments: dict[str, Any]) -> None:
     """Raise ``PermissionDenied`` unless ``scope`` may run the top-level field with these arguments."""
+    if field_name in _CURATING_FIELDS:
+        require_curation(scope, field_name)
     named, users = _named_users(arguments)
     if not named and not scope.all_users:
         raise PermissionDenied(
@@ -119,7 +143,8 @@ class UserScopeExtension(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         scope = getattr(getattr(context.context, "request", None), "memory_scope", None)
-        if scope is not None and not scope.all_users and context.graphql_document is not None:
+        restricted = scope is not None and not (scope.all_users and scope.may_curate)
+        if restricted and context.graphql_document is not None:
             denied = _denied_field(scope, context.graphql_document, context.operation_name, context.variables or {})
             if denied is not None:
                 field, exc = denied

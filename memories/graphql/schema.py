@@ -28,7 +28,7 @@ from memories.backlog import backlog_get
 from memories.graphql.enums import Order
 from memories.graphql.errors import StableErrors
 from memories.graphql.inputs import ContextInput, MessageInput, SearchInput
-from memories.graphql.permissions import UserScopeExtension
+from memories.graphql.permissions import UserScopeExtension, scope_of
 from memories.graphql.search_types import ContextType, HitType, SearchResultType, UsageType
 from memories.graphql.types import (
     AddMessagesResult,
@@ -39,6 +39,8 @@ from memories.graphql.types import (
     DeleteKnowledgeResult,
     DeleteSummariesResult,
     DiaryType,
+    EntityKindEnum,
+    EntityType,
     ForgetUserResult,
     KnowledgeStatusEnum,
     KnowledgeType,
@@ -52,8 +54,15 @@ from memories.graphql.types import (
 from memories.metrics import MetricsExtension
 from memories.search import SearchFilter
 from memories.services.diaries import diaries_delete_all, diary_delete, diary_upsert
+from memories.services.entities import entities_list
 from memories.services.history import history_delete, user_forget
-from memories.services.knowledge import knowledge_add, knowledge_delete, knowledge_delete_all, knowledge_update
+from memories.services.knowledge import (
+    knowledge_add,
+    knowledge_delete,
+    knowledge_delete_all,
+    knowledge_review,
+    knowledge_update,
+)
 from memories.services.messages import MessageIn, messages_add
 from memories.services.summaries import summaries_delete, summaries_request
 
@@ -182,6 +191,16 @@ class Query:
         queryset = selectors.diary_list(user_external_id=user_id, diary_date=diary_date, since=since, until=until)
         return _page(queryset, DiaryType, limit=limit, offset=offset)
 
+    @strawberry.field(
+        description="The people, pets, places and organisations a user talks about (of one `kind`), most recently "
+        "mentioned first, with the facts that name them and how many turns mention them."
+    )
+    def entities(
+        self, user_id: str, kind: EntityKindEnum | None = None, limit: int | None = None, offset: int = 0
+    ) -> Page[EntityType]:
+        queryset = entities_list(user_external_id=user_id, kind=kind.value if kind else None)
+        return _page(queryset, EntityType, limit=limit, offset=offset)
+
     @strawberry_django.mutation(
         description="Search the memory of one or more end users (messages, summaries, knowledge and diaries "
         "ranked together) and answer the question from the hits.",
@@ -302,9 +321,37 @@ class Mutation:
     def add_knowledge(self, content: str, user_id: str | None = None) -> KnowledgeType:
         return knowledge_add(user_external_id=user_id, content=content)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(description="Change a fact's text (it is embedded again). Omit userId for shared.")
-    def update_knowledge(self, id: strawberry.ID, content: str, user_id: str | None = None) -> KnowledgeType:  # noqa: A002
-        return knowledge_update(knowledge_id=_knowledge_id(id), user_external_id=user_id, content=content)  # type: ignore[return-value]
+    @strawberry_django.mutation(
+        description="Change a fact's text (it is embedded again). Omit userId for shared. "
+        "A candidate's text needs an API key that may curate."
+    )
+    def update_knowledge(
+        self,
+        info: strawberry.Info,
+        id: strawberry.ID,  # noqa: A002
+        content: str,
+        user_id: str | None = None,
+    ) -> KnowledgeType:
+        return knowledge_update(  # type: ignore[return-value]
+            knowledge_id=_knowledge_id(id),
+            user_external_id=user_id,
+            content=content,
+            candidates=scope_of(info).may_curate,
+        )
+
+    @strawberry_django.mutation(
+        description="Approve a user's fact candidate: it becomes active (or superseded, when its slot holds a "
+        "fact said later). Needs an API key that may curate."
+    )
+    def approve_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
+        return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=True)  # type: ignore[return-value]
+
+    @strawberry_django.mutation(
+        description="Reject a user's fact candidate: kept for the record, never searched. "
+        "Needs an API key that may curate."
+    )
+    def reject_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
+        return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=False)  # type: ignore[return-value]
 
     @strawberry_django.mutation(description="Delete a fact. Omit userId for shared.")
     def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:  # noqa: A002

@@ -11,7 +11,7 @@ from typing import Generic, TypeVar
 
 import strawberry
 import strawberry_django
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from strawberry.scalars import JSON
 from strawberry.types import Info
 from strawberry_django.optimizer import optimize
@@ -28,6 +28,8 @@ __all__ = [
     "DeleteKnowledgeResult",
     "DeleteSummariesResult",
     "DiaryType",
+    "EntityKindEnum",
+    "EntityType",
     "ForgetUserResult",
     "DeleteAllResult",
     "KnowledgeStatusEnum",
@@ -156,6 +158,48 @@ class KnowledgeType(ScopedType):
         from django.conf import settings
 
         return root.embedding_model == settings.EMBEDDING_MODEL
+
+    entities: list[EntityType] = strawberry_django.field(
+        description="The people, pets, places and organisations the fact names."
+    )
+
+
+# The model's choices, as a GraphQL enum (PERSON, PET, PLACE, ORGANISATION, OTHER).
+EntityKindEnum = strawberry.enum(models.EntityKind, name="EntityKind")
+
+
+@strawberry_django.type(models.Entity, name="Entity")
+class EntityType(ScopedType):
+    """Someone or something an end user talks about, with the facts and turns that mention it."""
+
+    id: strawberry.ID
+    name: str
+    first_mentioned_at: datetime = strawberry_django.field(description="Conversation time of the first mention.")
+    last_mentioned_at: datetime = strawberry_django.field(description="Conversation time of the latest mention.")
+    facts: list[KnowledgeType] = strawberry_django.field(
+        field_name="knowledge", description="The facts that name it, in any status."
+    )
+
+    @strawberry_django.field(only=["kind"])
+    def kind(self, root: models.Entity) -> EntityKindEnum:
+        return EntityKindEnum(root.kind)
+
+    @strawberry_django.field(only=["aliases"], description="Other names it goes by.")
+    def aliases(self, root: models.Entity) -> list[str]:
+        return [str(alias) for alias in root.aliases]
+
+    @strawberry_django.field(select_related=["user"], only=["user__external_id"])
+    def user_id(self, root: models.Entity) -> str:
+        return root.user.external_id
+
+    @strawberry_django.field(
+        annotate={"mention_count": Count("messages", distinct=True)},
+        description="How many of the user's turns mention it.",
+    )
+    def mentions(self, root: models.Entity) -> int:
+        if not hasattr(root, "mention_count"):
+            return root.messages.count()
+        return root.mention_count
 
 
 @strawberry_django.type(models.Diary, name="Diary")

@@ -131,11 +131,14 @@ class MemoryGraphQLView(GraphQLView):
             request.memory_scope = Scope(
                 all_users=key.all_users,
                 user_external_ids=frozenset(key.user_external_ids),
+                may_curate=key.may_curate,
+                # The history's change reason holds 100 characters: the name is cut, the id kept.
+                actor=f"api key {key.name[:72]} (#{key.pk})",
             )
         elif request.user.is_authenticated and request.user.is_staff:
             if CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {}) is not None:
                 return _error("CSRF check failed: reload GraphiQL.", "FORBIDDEN", 403)
-            request.memory_scope = Scope(all_users=True)
+            request.memory_scope = Scope(all_users=True, may_curate=True)
         else:
             return _error(_UNAUTHENTICATED, "UNAUTHENTICATED", 401)
         _read_chunked_body(request)  # only once the caller is known

@@ -15,6 +15,7 @@ __all__ = [
     "Completion",
     "EmbeddingBatch",
     "Embedder",
+    "EntityMention",
     "Fact",
     "FactExtraction",
     "ModelBackendError",
@@ -66,12 +67,21 @@ class Answer(Completion):
 
 
 @dataclass(frozen=True)
+class EntityMention:
+    """Someone or something a text names: ``kind`` is person, pet, place, organisation or other."""
+
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
 class Fact:
     """A durable fact about a user, the messages (ids) it comes from, and the known fact it replaces.
 
     ``text`` is a third-person statement ("Caroline lives in Osaka."); ``slot`` names the attribute it
     fills when a person has one value at a time (``residence``, ``job``, ``favourite:food``, ...), else
-    ``None``; ``confidence`` is the extractor's belief in it, 0..1.
+    ``None``; ``confidence`` is the extractor's belief in it, 0..1. ``entities``: the people, pets,
+    places and organisations it names, when the extractor says (``None``: not said; found by rules).
     """
 
     text: str
@@ -79,6 +89,7 @@ class Fact:
     replaces_id: int | None = None
     slot: str | None = None
     confidence: float = 1.0
+    entities: tuple[EntityMention, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from memories.llm.base import (
     Answer,
     Completion,
     EmbeddingBatch,
+    EntityMention,
     Fact,
     FactExtraction,
     ModelBackendError,
@@ -214,6 +215,7 @@ class OpenAIChatModel(_Client):
                         replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
                         slot=str(item.get("slot") or "").strip().lower() or None,
                         confidence=min(1.0, max(0.0, float(item.get("confidence", 1.0)))),
+                        entities=_entity_mentions(item.get("entities")),
                     )
                     for item in json.loads(text)["facts"]
                     if str(item.get("text", "")).strip()
@@ -230,3 +232,15 @@ class OpenAIChatModel(_Client):
         )
         sufficient = prompts.INSUFFICIENT not in text
         return Answer(text="" if not sufficient else text, mode=self.mode, usage=usage, sufficient=sufficient)
+
+
+def _entity_mentions(items: object) -> tuple[EntityMention, ...] | None:
+    """The entities a fact names, as the model listed them; ``None`` when it listed none at all."""
+    if not isinstance(items, list):
+        return None
+    kinds = {"person", "pet", "place", "organisation"}
+    return tuple(
+        EntityMention(name=str(e["name"]).strip(), kind=e.get("kind") if e.get("kind") in kinds else "other")
+        for e in items
+        if isinstance(e, dict) and str(e.get("name", "")).strip()
+    )

@@ -28,8 +28,10 @@ FACTS_SYSTEM = (
     "hypotheticals, things that are denied, and anything about other people that is not also about the "
     "user. Give the ids of the messages each fact comes from; a slot when the fact fills an attribute the "
     "user has one value of at a time (residence, job, partner, diet, name, pet_name:<kind>, "
-    "favourite:<thing>), else null; and your confidence from 0 to 1. Known facts are listed with their "
-    "ids: do not repeat them; when a new fact without a slot contradicts one, give its id as replaces_id."
+    "favourite:<thing>), else null; your confidence from 0 to 1; and the people, pets, places and "
+    "organisations the fact names other than the user (name and kind; an empty list when none). Known "
+    "facts are listed with their ids: do not repeat them; when a new fact without a slot contradicts one, "
+    "give its id as replaces_id."
 )
 
 FACTS_USER = "Known facts:\n{known}\n\nConversation:\n{conversation}"
@@ -50,13 +52,28 @@ FACTS_SCHEMA = {
                     "items": {
                         "type": "object",
                         "additionalProperties": False,
-                        "required": ["text", "message_ids", "slot", "confidence", "replaces_id"],
+                        "required": ["text", "message_ids", "slot", "confidence", "replaces_id", "entities"],
                         "properties": {
                             "text": {"type": "string"},
                             "message_ids": {"type": "array", "items": {"type": "integer"}},
                             "slot": {"type": ["string", "null"]},
                             "confidence": {"type": "number"},
                             "replaces_id": {"type": ["integer", "null"]},
+                            "entities": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "required": ["name", "kind"],
+                                    "properties": {
+                                        "name": {"type": "string"},
+                                        "kind": {
+                                            "type": "string",
+                                            "enum": ["person", "pet", "place", "organisation", "other"],
+                                        },
+                                    },
+                                },
+                            },
                         },
                     },
                 }

@@ -40,7 +40,7 @@ def api_key_assign_secret(*, key: ApiKey) -> str:
 
 @transaction.atomic
 def api_key_create(
-    *, name: str, user_external_ids: list[str] | None = None, all_users: bool = False
+    *, name: str, user_external_ids: list[str] | None = None, all_users: bool = False, may_curate: bool = False
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with its secret, which is shown only this once.
 
@@ -48,6 +48,7 @@ def api_key_create(
         name: what the key is for (e.g. ``"slack-bot"``).
         user_external_ids: the end users the key may act on (they need not exist yet).
         all_users: a trusted backend's key, allowed to act on every end user.
+        may_curate: may approve, reject and edit fact candidates (of the end users it covers).
 
     Raises:
         ValidationError: no name, or neither users nor ``all_users``.
@@ -57,7 +58,9 @@ def api_key_create(
         raise ValidationError({"name": ["Give the key a name."]})
     if not user_external_ids and not all_users:
         raise ValidationError({"users": ["Scope the key to at least one end user, or to all users."]})
-    key = ApiKey(name=name, all_users=all_users, user_external_ids=sorted(set(user_external_ids)))
+    key = ApiKey(
+        name=name, all_users=all_users, user_external_ids=sorted(set(user_external_ids)), may_curate=may_curate
+    )
     raw_key = api_key_assign_secret(key=key)
     key.save()
     return key, raw_key

@@ -1,5 +1,5 @@
-"""Saving curated rows (knowledge, diaries) so their vectors never describe old text, and
-forgetting the copies of deleted text that audit trails keep."""
+"""Saving curated rows (knowledge, diaries) so their vectors never describe old text, naming who
+changed a fact in its audit history, and forgetting the copies of deleted text that audit trails keep."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
 from django.db.models.functions import Cast
+from simple_history.models import HistoricalRecords
 
 from memories.models import Diary, Knowledge
 from memories.services.jobs import job_enqueue
 
-__all__ = ["admin_log_forget", "curated_save"]
+__all__ = ["admin_log_forget", "curated_save", "history_record_actor"]
 
 _KINDS: dict[type, str] = {Knowledge: "knowledge", Diary: "diary"}
 
@@ -38,6 +39,20 @@ def curated_save(*, row: Knowledge | Diary) -> Knowledge | Diary:
     if changed:
         job_enqueue(func="memories.tasks.embed_rows", args=(_KINDS[model], [row.pk]))
     return row
+
+
+def history_record_actor(*, history_instance: models.Model, **kwargs: object) -> None:
+    """Name the API key behind a change in the history row about to be saved (``history_change_reason``).
+
+    A ``pre_create_historical_record`` receiver (django-simple-history). The GraphQL view sets the
+    request's ``memory_scope``, whose ``actor`` names the key (``"api key <name> (#<id>)"``); a staff
+    member's change is already recorded as ``history_user`` from the request. A reason given
+    explicitly is kept; outside a request nothing is added.
+    """
+    request = getattr(HistoricalRecords.context, "request", None)
+    actor = getattr(getattr(request, "memory_scope", None), "actor", "")
+    if actor and not history_instance.history_change_reason:
+        history_instance.history_change_reason = actor[:100]  # the column's length
 
 
 def admin_log_forget(*, rows: models.QuerySet) -> int:

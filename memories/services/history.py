@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Max, Min, Q
 
-from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
 from memories.services.jobs import job_enqueue
 from memories.services.validation import user_id_check
@@ -117,7 +117,7 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     user_pk = user.pk  # delete() sets it to None
     # The admin log quotes the first words of each row it logged (an edited fact, a deleted
     # message): forget those entries before the rows they point at.
-    for model in (Message, Session, Summary, Knowledge, Diary):
+    for model in (Message, Session, Summary, Knowledge, Diary, Entity):
         admin_log_forget(rows=model.objects.filter(user=user))
     admin_log_forget(rows=EndUser.objects.filter(pk=user_pk))
     _, per_model = user.delete()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import QuerySet
 from pgvector.django import CosineDistance
@@ -11,6 +11,7 @@ from pgvector.django import CosineDistance
 from memories.llm import get_chat_model, get_embedder
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
+from memories.services.entities import entities_record
 from memories.services.validation import text_errors, user_id_errors
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "knowledge_delete",
     "knowledge_extract",
     "knowledge_reject",
+    "knowledge_review",
     "knowledge_update",
 ]
 
@@ -76,17 +78,26 @@ def knowledge_add(*, user_external_id: str | None, content: str) -> Knowledge:
 
 
 @transaction.atomic
-def knowledge_update(*, knowledge_id: int, user_external_id: str | None, content: str) -> Knowledge:
-    """Change a fact's text; its old vector is dropped at once and a new one made by the worker.
+def knowledge_update(
+    *, knowledge_id: int, user_external_id: str | None, content: str, candidates: bool = True
+) -> Knowledge:
+    """Change a fact's text (a candidate's too); its old vector is dropped at once and a new one made
+    by the worker. ``candidates=False``: the caller may not curate, so a candidate is refused.
 
     Raises:
         ValidationError: empty content or over ``MAX_KNOWLEDGE_CHARS``, a user id over its column's
             length, or a NUL character or lone surrogate in either.
         Knowledge.DoesNotExist: no such entry for that owner.
+        PermissionDenied: the entry is a candidate and ``candidates`` is false.
     """
     _check(user_external_id=user_external_id, content=content)
     content = content.strip()
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
+    if not candidates and knowledge.status == KnowledgeStatus.CANDIDATE:
+        raise PermissionDenied(
+            f"Knowledge {knowledge_id} is a candidate: editing it needs an API key that may curate "
+            "(`manage.py create_api_key ... --may-curate`, or tick it in the admin)."
+        )
     if knowledge.content == content:
         return knowledge
     knowledge.content = content
@@ -119,7 +130,8 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active at once. A fact within
     ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates is not
     added again; in a slot, only the same statement (case aside) counts as a duplicate. On activation
-    a fact settles its slot (see ``knowledge_approve``). Safe to run again on the same session.
+    a fact settles its slot (see ``knowledge_approve``). The people, pets, places and organisations
+    the turns and facts name are recorded (``entities_record``). Safe to run again on the same session.
 
     Returns:
         The knowledge rows created.
@@ -138,8 +150,6 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     extraction = get_chat_model().extract_facts(
         messages=[(m.pk, m.embedding_text) for m in messages], known_facts=known
     )
-    if not extraction.facts:
-        return []
     embedder = get_embedder()
     vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors
     status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
@@ -172,6 +182,8 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
             if status == KnowledgeStatus.ACTIVE:
                 _settle(knowledge)
             created.append(knowledge)
+        # The turns name entities even when they raise no fact ("My friend Sarah works at Google").
+        entities_record(user=session.user, messages=messages, knowledge=created, facts=extraction.facts)
     return created
 
 
@@ -239,11 +251,40 @@ def knowledge_approve(*, knowledge_ids: list[int]) -> int:
     return len(candidates)
 
 
+@transaction.atomic
 def knowledge_reject(*, knowledge_ids: list[int]) -> int:
-    """Reject these candidates: kept for the record, never searched. Returns how many."""
-    return Knowledge.objects.filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE).update(
-        status=KnowledgeStatus.REJECTED
+    """Reject these candidates: kept for the record, never searched. Returns how many.
+
+    Saved row by row so the history records each rejection and who made it.
+    """
+    candidates = list(
+        Knowledge.objects.select_for_update().filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
     )
+    for knowledge in candidates:
+        knowledge.status = KnowledgeStatus.REJECTED
+        knowledge.save(update_fields=["status", "updated_at"])
+    return len(candidates)
+
+
+@transaction.atomic
+def knowledge_review(*, knowledge_id: int, user_external_id: str, approve: bool) -> Knowledge:
+    """Approve (``knowledge_approve``) or reject (``knowledge_reject``) one candidate of an end user.
+
+    Returns:
+        The entry as it is afterwards (approved: ``active``, or ``superseded`` when its slot holds a
+        fact said later; rejected: ``rejected``).
+
+    Raises:
+        ValidationError: a user id PostgreSQL would refuse, or the entry is not a candidate (``id``).
+        Knowledge.DoesNotExist: no such entry for that user.
+    """
+    _check(user_external_id=user_external_id)
+    knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
+    if knowledge.status != KnowledgeStatus.CANDIDATE:
+        raise ValidationError({"id": [f"Knowledge {knowledge_id} is {knowledge.status}, not a candidate."]})
+    (knowledge_approve if approve else knowledge_reject)(knowledge_ids=[knowledge_id])
+    knowledge.refresh_from_db()
+    return knowledge
 
 
 def knowledge_delete_all(*, user_external_id: str) -> int:

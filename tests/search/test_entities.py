@@ -1,0 +1,136 @@
+"""Entity memory through the API: the ``entities`` query, entities on facts, and search preferring a named entity."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.models import Entity, Session
+from memories.services.knowledge import knowledge_extract
+
+pytestmark = pytest.mark.django_db
+
+ENTITIES = """
+query Entities($userId: String!, $kind: EntityKind) {
+  entities(userId: $userId, kind: $kind) {
+    totalCount
+    items { name kind aliases userId firstMentionedAt lastMentionedAt mentions facts { content status } }
+  }
+}
+"""
+
+KNOWLEDGE = """
+query { knowledge(userId: "alice") { items { content entities { name kind } } } }
+"""
+
+
+def _talk(add_messages, user: str, turns: list[str]) -> None:
+    """Store ``user``'s turns a minute apart in session s1 (embedded by the worker) and raise facts and entities."""
+    add_messages(
+        user,
+        "s1",
+        [
+            {
+                "role": "user",
+                "content": text,
+                "createdAt": f"2024-05-01T10:{i:02d}:00Z",
+                "metadata": {"speaker": "Alice"},
+            }
+            for i, text in enumerate(turns)
+        ],
+    )
+    knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id="s1").pk)
+
+
+@pytest.fixture
+def alice(add_messages, settings):
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
+    _talk(
+        add_messages,
+        "alice",
+        [
+            "My friend Sarah works at Google.",
+            "My brother Tom works at a bank downtown.",
+            "I have a dog named Rex.",
+            *[f"Small talk about the weather, part {i}: it is sunny and warm today." for i in range(8)],
+            "Sarah and I went hiking last weekend.",
+        ],
+    )
+    _talk(add_messages, "bob", ["My friend Sarah lives in Paris."])
+
+
+def test_entities_query_lists_a_users_entities_with_facts_and_mentions(alice, gql):
+    body = gql(ENTITIES, {"userId": "alice", "kind": "PERSON"})
+    assert "errors" not in body, body
+    assert body["data"]["entities"] == {
+        "totalCount": 2,
+        "items": [
+            {
+                "name": "Sarah",
+                "kind": "PERSON",
+                "aliases": [],
+                "userId": "alice",
+                "firstMentionedAt": "2024-05-01T10:00:00+00:00",
+                "lastMentionedAt": "2024-05-01T10:11:00+00:00",
+                "mentions": 2,
+                "facts": [],
+            },
+            {
+                "name": "Tom",
+                "kind": "PERSON",
+                "aliases": [],
+                "userId": "alice",
+                "firstMentionedAt": "2024-05-01T10:01:00+00:00",
+                "lastMentionedAt": "2024-05-01T10:01:00+00:00",
+                "mentions": 1,
+                "facts": [],
+            },
+        ],
+    }
+    pets = gql(ENTITIES, {"userId": "alice", "kind": "PET"})["data"]["entities"]["items"]
+    assert [(p["name"], p["facts"]) for p in pets] == [
+        ("Rex", [{"content": "Alice has a dog named Rex.", "status": "ACTIVE"}])
+    ]
+
+
+def test_facts_show_their_entities(alice, gql):
+    items = gql(KNOWLEDGE)["data"]["knowledge"]["items"]
+    assert {"content": "Alice has a dog named Rex.", "entities": [{"name": "Rex", "kind": "PET"}]} in items
+
+
+def test_entities_are_scoped_to_the_keys_users(alice, gql, make_api_key):
+    key = make_api_key("alice")
+    refused = gql(ENTITIES, {"userId": "bob"}, key=key)
+    assert refused["data"] is None
+    assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    own = gql(ENTITIES, {"userId": "alice"}, key=key)["data"]["entities"]["items"]
+    assert {e["userId"] for e in own} == {"alice"}
+
+
+def test_search_prefers_the_turns_of_an_entity_the_query_names_by_alias(alice, search):
+    sarah = {"My friend Sarah works at Google.", "Sarah and I went hiking last weekend."}
+
+    def top_two() -> set[str]:
+        return {h["content"] for h in search(userIds=["alice"], query="Tell me about Sally.", topK=3)["hits"][:2]}
+
+    assert top_two() != sarah
+    # A curator records that Sarah also goes by Sally.
+    Entity.objects.filter(user__external_id="alice", name="Sarah").update(aliases=["Sally"])
+    assert top_two() == sarah
+    # Bob's friend Sarah is another entity: his turns never come into Alice's results.
+    hits = search(userIds=["alice"], query="Tell me about Sarah.", topK=20)["hits"]
+    assert {h["userId"] for h in hits} == {"alice"}
+
+
+CONTEXT = """
+query Context($input: ContextInput!) { context(input: $input) { ... on Context { memories { kind content } } } }
+"""
+
+
+def test_context_prefers_the_turns_of_an_entity_the_query_names(alice, gql):
+    def first_memory() -> str:
+        body = gql(CONTEXT, {"input": {"userId": "alice", "sessionId": "new", "query": "Tell me about Sally."}})
+        return body["data"]["context"]["memories"][0]["content"]
+
+    assert first_memory() == "My brother Tom works at a bank downtown."
+    Entity.objects.filter(user__external_id="alice", name="Sarah").update(aliases=["Sally"])
+    assert first_memory() in {"My friend Sarah works at Google.", "Sarah and I went hiking last weekend."}
