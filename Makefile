@@ -32,9 +32,9 @@ redis:
 	command -v redis-server >/dev/null || \
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server)
 
-# pytest exits 5 when it collects no tests: that is a failure, not a pass.
+# Two pytest processes (pytest-xdist), one per core. pytest exits 5 when it collects no tests: a failure, not a pass.
 test: install browser redis
-	$(PY) -m pytest $(PYTEST_ARGS); status=$$?; \
+	$(PY) -m pytest -n 2 $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 # Fuzz the GraphQL API (tests/test_fuzz.py) with many more cases than `make test` runs:

@@ -149,6 +149,9 @@ def ensure_dataset(
         state = "missing"
     if state == "complete":
         use_database(name)
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)  # a dataset built by older code gets this code's schema
         return {**_counts(), "database": name, "built": False}
 
     with _connect_admin() as admin:
