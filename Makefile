@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory fuzz
+.PHONY: install browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load fuzz
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,7 +47,7 @@ lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 # Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us.
-bench: bench-retrieval bench-speed bench-chatmemory
+bench: bench-retrieval bench-speed bench-chatmemory bench-load
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
@@ -55,6 +55,10 @@ bench-retrieval: install
 # The first run builds the 10k/100k/1M-message datasets (about 30 minutes); later runs reuse them.
 bench-speed: install
 	$(PY) -m bench.speed
+
+# Throughput under load (1/8/32 clients, 1 and 2 web processes) on the 1M dataset.
+bench-load: install
+	$(PY) -m bench.load
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.
 CHATMEMORY_VENV := var/chatmemory-venv

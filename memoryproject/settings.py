@@ -150,8 +150,8 @@ EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
 # Sent to the OpenAI API as `dimensions` only when set (other servers may reject it).
 OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=None)
 # How the local model runs: "onnxruntime" (its transformer exported to ONNX once, into
-# MODEL_CACHE_DIR; a query embedded in a third of torch's time, the same vectors) or "torch"
-# (sentence-transformers). memories/llm/onnx_encoder.py.
+# MODEL_CACHE_DIR; the same vectors, faster on a CPU) or "torch" (sentence-transformers).
+# memories/llm/onnx_encoder.py.
 EMBEDDING_RUNTIME = env.str("EMBEDDING_RUNTIME", default="onnxruntime")
 MODEL_CACHE_DIR = BASE_DIR / env.str("MODEL_CACHE_DIR", default="var/models")
 # Texts per embedding call (per request with openai); the worker claims this many new
@@ -181,7 +181,7 @@ CONTEXT_WINDOW_TURNS = env.int("CONTEXT_WINDOW_TURNS", default=10)
 CONTEXT_MAX_TOKENS = env.int("CONTEXT_MAX_TOKENS", default=1000)
 SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
 # Vector search over at most this many rows of the caller's scope is exact (no index);
-# above it the HNSW index is used (memories/search.py, _nearest).
+# above it the HNSW index is used (memories/search/sql/nearest.sql).
 EXACT_SEARCH_MAX_ROWS = env.int("EXACT_SEARCH_MAX_ROWS", default=10000)
 # pgvector's hnsw.ef_search, set on every connection. HNSW returns at most ef_search rows, so
 # it is raised to the largest candidate list a search asks for (5 x SEARCH_MAX_TOP_K, >= 50).

@@ -403,8 +403,8 @@ def _limit_rules(max_depth: int, max_aliases: int) -> list:
     ]
 
 
-# A frontend sends the same few documents again and again: parse and validate each once
-# (about 2 ms per request). The caches are bounded LRU caches (Strawberry's ParserCache and
+# A frontend sends the same few documents again and again: parse and validate each once.
+# The caches are bounded LRU caches (Strawberry's ParserCache and
 # ValidationCache), so distinct documents cannot grow memory without limit.
 DOCUMENT_CACHE_SIZE = 256
 

@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 def _hnsw_index(kind: str) -> HnswIndex:
     """The model's own HNSW index declaration (name, opclass, m, ef_construction)."""
     return next(i for i in EMBEDDED_MODELS[kind]._meta.indexes if isinstance(i, HnswIndex))
