@@ -338,7 +338,16 @@ def _fill(*, messages: int, users: int, source: Path, seed: int) -> dict[str, fl
     return {"load_seconds": round(loaded - started, 1), "index_seconds": round(time.perf_counter() - loaded, 1)}
 
 
-_COPY_TYPES = {"bigint": "int8", "integer": "int4", "date": "date", "boolean": "bool", "jsonb": "jsonb", "text": "text"}
+_COPY_TYPES = {
+    "bigint": "int8",
+    "integer": "int4",
+    "smallint": "int2",
+    "double precision": "float8",
+    "date": "date",
+    "boolean": "bool",
+    "jsonb": "jsonb",
+    "text": "text",
+}
 
 
 def _copy(cursor, model, rows) -> None:  # noqa: ANN001
