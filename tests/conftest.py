@@ -86,7 +86,7 @@ query Search($input: SearchInput!) {
     ... on SearchResult {
       answer answerMode found retrievedData stages
       hits {
-        kind id score relevance content userId sessionId conversationTime speaker text cited
+        kind id score relevance content userId sessionId conversationTime speaker text cited foundBy
         turns { id role speaker content createdAt isHit }
       }
       usage { promptTokens completionTokens embeddingTokens }

@@ -53,7 +53,9 @@ def test_staff_see_the_context_for_a_message_without_storing_it(staff, alice, cl
     assert [t.content for t in context.window] == ["Good morning!", "Hi!"]
     knowledge = [hit for hit in context.memories if hit.kind == "knowledge"]
     assert knowledge[0].content == "Alice has a guinea pig named Oscar."
+    assert knowledge[0].found_by[0].startswith("vector #")  # why it was chosen
     page = response.content.decode()
+    assert ", ".join(knowledge[0].found_by) in page
     for shown in ("Alice has a guinea pig named Oscar.", "Good morning!", f"{knowledge[0].score:.3f}", "knowledge"):
         assert shown in page
     assert context.prompt

@@ -52,6 +52,10 @@ class HitType:
     )
     text: str = strawberry.field(description="The hit as a labelled, timestamped text block.")
     cited: bool = strawberry.field(description="Whether the answer rests on this hit.")
+    found_by: list[str] = strawberry.field(
+        description='Why it was chosen: the rankings that found it and its place in each ("vector #2", "words #1", '
+        '"entity #1"); its relevance adds shares of its neighbouring turns and its session.'
+    )
 
     @classmethod
     def of(cls, hit: search.Hit, *, multi_user: bool = False, cited: bool = False) -> HitType:
@@ -68,6 +72,7 @@ class HitType:
             turns=[TurnType.of(t) for t in hit.turns],
             text=hit.block(multi_user=multi_user),
             cited=cited,
+            found_by=list(hit.found_by),
         )
 
 

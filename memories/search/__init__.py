@@ -25,12 +25,10 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection
-from psycopg import sql
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
-from memories.models import EndUser, Entity, Role, Session
+from memories.models import EndUser, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.fusion import fuse
@@ -38,7 +36,6 @@ from memories.search.hits import Hit, Turn, load_hits
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrievers import ReembeddingNeeded
 from memories.search.scope import SOURCES, Scope, SearchFilter
-from memories.services.entities import entities_named_in
 from memories.services.validation import user_id_errors
 
 __all__ = [
@@ -259,7 +256,7 @@ def retrieve(
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
     by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
-    by_entity = _entity_ranking(scope=scope, query=query, limit=top_k)
+    by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
     message_ids = list(
         dict.fromkeys(
             [pk for _, kind, pk in by_vector if kind == "message"]
@@ -271,11 +268,20 @@ def retrieve(
     summary_sessions = retrievers.summary_sessions(summary_ids=[pk for _, kind, pk in by_vector if kind == "summary"])
     sessions = {("message", pk): session for pk, (session, _, _) in turns.items()}
     sessions |= {("summary", pk): session for pk, session in summary_sessions.items()}
+    rankings = {
+        "vector": [(kind, pk) for _, kind, pk in by_vector],
+        "words": [("message", pk) for pk in by_words],
+        "entity": by_entity,
+    }
     ranked = fuse(
-        rankings=[[(kind, pk) for _, kind, pk in by_vector], [("message", pk) for pk in by_words], by_entity],
+        rankings=list(rankings.values()),
         sessions=sessions,
         neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
     )
+    found_by: dict[tuple[str, int], list[str]] = {}
+    for name, ranking in rankings.items():
+        for rank, candidate in enumerate(ranking, start=1):
+            found_by.setdefault(candidate, []).append(f"{name} #{rank}")
     distances = {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
         ranked=ranked[:top_k],
@@ -283,42 +289,8 @@ def retrieve(
         neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
         vector=vector,
         hidden_message_ids=frozenset(hidden),
+        found_by=found_by,
     )
-
-
-# The rows of one kind in scope linked to some entities, most recent first.
-_LINKED = sql.SQL(
-    "SELECT id FROM {table} WHERE {scope} AND id IN (SELECT {column} FROM {links} WHERE entity_id = ANY(%(entities)s)) "
-    "ORDER BY {when} DESC, id DESC LIMIT {limit}"
-)
-
-
-def _entity_ranking(*, scope: Scope, query: str, limit: int) -> list[tuple[str, int]]:
-    """The active facts, then the turns, in ``scope`` that mention an entity ``query`` names (at most
-    ``limit`` of each), most recent first; ``[]`` when it names none."""
-    entity_ids = list(entities_named_in(user_pks=scope.user_pks, text=query).values_list("pk", flat=True))
-    if not entity_ids:
-        return []
-    ranking: list[tuple[str, int]] = []
-    for kind, condition, link, when in (
-        ("knowledge", scope.knowledge(), Entity.knowledge, "COALESCE(said_at, created_at)"),
-        ("message", scope.messages(), Entity.messages, "created_at"),
-    ):
-        if condition is None:
-            continue
-        statement = _LINKED.format(
-            table=sql.Identifier(link.field.related_model._meta.db_table),
-            scope=condition,
-            column=sql.Identifier(link.field.m2m_reverse_name()),
-            links=sql.Identifier(link.through._meta.db_table),
-            when=sql.SQL(when),
-            limit=sql.Literal(limit),
-        )
-        connection.ensure_connection()
-        with connection.cursor() as cursor:
-            cursor.execute(statement.as_string(connection.connection), {**scope.params(), "entities": entity_ids})
-            ranking += [(kind, pk) for (pk,) in cursor.fetchall()]
-    return ranking
 
 
 def _embed(query: str) -> EmbeddingBatch:

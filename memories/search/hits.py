@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 
 from pgvector.django import CosineDistance
@@ -57,6 +57,7 @@ class Hit:
     speaker: str | None = None
     role: str | None = None
     turns: tuple[Turn, ...] = ()
+    found_by: tuple[str, ...] = ()  # the rankings that found it and its place in each, e.g. "words #1"
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
@@ -85,6 +86,7 @@ def load_hits(
     neighbours: dict[int, tuple[int | None, int | None]],
     vector: list[float],
     hidden_message_ids: frozenset[int] = frozenset(),
+    found_by: dict[tuple[str, int], list[str]] | None = None,
 ) -> list[Hit]:
     """``Hit`` objects for ``ranked`` (``((kind, id), relevance)``, best first), in that order.
 
@@ -93,6 +95,7 @@ def load_hits(
         neighbours: for a message id, the ids of the turns before and after it.
         vector: the query embedding, to score messages only the lexical ranking found.
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
+        found_by: for each candidate, the rankings that found it (``Hit.found_by``).
     """
     ids: dict[str, list[int]] = {}
     for (kind, pk), _ in ranked:
@@ -133,10 +136,12 @@ def load_hits(
                     speaker=message.speaker,
                     role=message.role,
                     turns=tuple(Turn.of(m, is_hit=m.pk == pk) for m in turns),
+                    found_by=tuple((found_by or {}).get(candidate, ())),
                 )
             )
         elif (row := rows.get(candidate)) is not None:
-            hits.append(_memory_hit(kind, row, relevance, distances.get(candidate)))
+            hit = _memory_hit(kind, row, relevance, distances.get(candidate))
+            hits.append(replace(hit, found_by=tuple((found_by or {}).get(candidate, ()))))
     return hits
 
 

@@ -17,10 +17,11 @@ from django.db import DataError, connection, models, transaction
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
-from memories.models import Diary, Knowledge, Message, Summary
+from memories.models import Diary, Entity, Knowledge, Message, Summary
 from memories.search.scope import Scope
+from memories.services.entities import entities_named_in
 
-__all__ = ["ReembeddingNeeded", "dense", "lexical", "neighbours", "summary_sessions"]
+__all__ = ["ReembeddingNeeded", "by_entities", "dense", "lexical", "neighbours", "summary_sessions"]
 
 # BM25's k1 (Robertson & Zaragoza 2009, their usual value).
 BM25_K1 = 1.2
@@ -130,3 +131,36 @@ def summary_sessions(*, summary_ids: list[int]) -> dict[int, int]:
     if not summary_ids:
         return {}
     return dict(Summary.objects.filter(pk__in=summary_ids).values_list("pk", "session_id"))
+
+
+# The rows of one kind in scope linked to some entities, most recent first.
+_LINKED = sql.SQL(
+    "SELECT id FROM {table} WHERE {scope} AND id IN (SELECT {column} FROM {links} WHERE entity_id = ANY(%(entities)s)) "
+    "ORDER BY {when} DESC, id DESC LIMIT {limit}"
+)
+
+
+def by_entities(*, scope: Scope, query: str, limit: int) -> list[tuple[str, int]]:
+    """The active facts, then the turns, in ``scope`` that mention an entity ``query`` names (at most
+    ``limit`` of each), most recent first; ``[]`` when it names none."""
+    entity_ids = list(entities_named_in(user_pks=scope.user_pks, text=query).values_list("pk", flat=True))
+    if not entity_ids:
+        return []
+    ranking: list[tuple[str, int]] = []
+    for kind, condition, link, when in (
+        ("knowledge", scope.knowledge(), Entity.knowledge, "COALESCE(said_at, created_at)"),
+        ("message", scope.messages(), Entity.messages, "created_at"),
+    ):
+        if condition is None:
+            continue
+        statement = _LINKED.format(
+            table=sql.Identifier(link.field.related_model._meta.db_table),
+            scope=condition,
+            column=sql.Identifier(link.field.m2m_reverse_name()),
+            links=sql.Identifier(link.through._meta.db_table),
+            when=sql.SQL(when),
+            limit=sql.Literal(limit),
+        )
+        rows = _fetch(statement, {**scope.params(), "entities": entity_ids}, link.field.related_model)
+        ranking += [(kind, pk) for (pk,) in rows]
+    return ranking

@@ -89,6 +89,7 @@ def test_hits_are_ordered_by_relevance_and_keep_time_and_session(alice_two_sessi
     hits = search(userId="alice", query="Which instrument am I learning?")["hits"]
     relevances = [h["relevance"] for h in hits]
     assert relevances == sorted(relevances, reverse=True)
+    assert hits[0]["foundBy"][0].startswith(("vector #", "words #"))
     top = hits[0]
     assert (top["kind"], top["sessionId"], top["conversationTime"]) == ("MESSAGE", "s2", "2024-06-01T10:00:00+00:00")
     assert top["content"] == "I started learning to play the cello last month."
