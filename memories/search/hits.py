@@ -104,7 +104,9 @@ def load_hits(
     turn_ids = {n for pk in message_ids for n in neighbours.get(pk, ()) if n and n not in hidden_message_ids}
     messages = {
         m.pk: m
+        # Neither the vector nor the full-text column is shown: not read (a vector is 384 floats to parse).
         for m in Message.objects.filter(pk__in=set(message_ids) | turn_ids)
+        .defer("embedding", "search_vector")
         .select_related("session", "user")
         .annotate(distance=CosineDistance("embedding", vector))
     }
@@ -113,7 +115,7 @@ def load_hits(
         (kind, row.pk): row
         for kind, model in (("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
         if ids.get(kind)
-        for row in model.objects.filter(pk__in=ids[kind]).select_related(*related[kind])
+        for row in model.objects.filter(pk__in=ids[kind]).select_related(*related[kind]).defer("embedding")
     }
     hits = []
     for candidate, relevance in ranked:
