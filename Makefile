@@ -14,7 +14,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
-# The admin browser test (tests/test_admin_browser.py) drives Debian's chromium + chromedriver.
+# The admin browser test (tests/admin/test_admin_browser.py) drives Debian's chromium + chromedriver.
 browser:
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
@@ -37,11 +37,11 @@ test: install browser redis
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
-# Fuzz the GraphQL API (tests/test_fuzz.py) with many more cases than `make test` runs:
+# Fuzz the GraphQL API (tests/graphql/test_fuzz.py) with many more cases than `make test` runs:
 # FUZZ_EXAMPLES cases per operation (about 20 operations). Asserted: no 5xx, no INTERNAL_ERROR.
 FUZZ_EXAMPLES ?= 500
 fuzz: install
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/test_fuzz.py -q -p no:cacheprovider
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/graphql/test_fuzz.py -q -p no:cacheprovider
 
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import F, Max, Q
+from django.db.models import Count, Exists, Min, OuterRef, QuerySet
+from django.db.models.functions import Coalesce
 
 from memories.models import Message, Session
 
-__all__ = ["Backlog", "PendingSummary", "backlog_get"]
+__all__ = ["Backlog", "BacklogTotals", "PendingSummary", "backlog_get", "backlog_messages_count", "backlog_totals_get"]
 
 
 @dataclass(frozen=True)
@@ -34,24 +35,66 @@ class Backlog:
     sessions_waiting_for_summary: list[PendingSummary]
 
 
+@dataclass(frozen=True)
+class BacklogTotals:
+    """The whole backlog in figures, for metrics: no list of sessions.
+
+    ``oldest_summary_due_at`` is ``None`` when no session waits for a summary.
+    """
+
+    messages_waiting_for_vector: int
+    sessions_waiting_for_summary: int
+    oldest_summary_due_at: datetime | None
+
+
+def _waiting_messages(user_external_id: str | None) -> QuerySet[Message]:
+    # Vectors of another model are the re-embedding's business (manage.py reembed), not the worker's.
+    messages = Message.objects.filter(embedding__isnull=True)
+    if user_external_id is not None:
+        messages = messages.filter(user__external_id=user_external_id)
+    return messages
+
+
+def _waiting_sessions() -> QuerySet[Session]:
+    """Sessions holding a message newer (in arrival order) than their summary's watermark; no summary
+    (or a watermark message since deleted) counts as watermark 0. The sweep's definition of stale."""
+    newer = Message.objects.filter(session=OuterRef("pk"), pk__gt=Coalesce(OuterRef("summary__last_message_id"), 0))
+    return Session.objects.filter(Exists(newer))
+
+
+def backlog_messages_count(*, user_external_id: str | None = None) -> int:
+    """Messages waiting for a vector, of one end user or of everyone (a count over a partial index)."""
+    return _waiting_messages(user_external_id).count()
+
+
 def backlog_get(*, user_external_id: str | None = None, limit: int = 100) -> Backlog:
     """The backlog of one end user, or of every user when ``user_external_id`` is ``None``.
 
     Args:
         limit: sessions listed at most, soonest due first.
     """
-    # Vectors of another model are the re-embedding's business (manage.py reembed), not the worker's.
-    messages = Message.objects.filter(embedding__isnull=True)
-    sessions = Session.objects.annotate(newest=Max("messages__id")).filter(newest__isnull=False)
+    sessions = _waiting_sessions()
     if user_external_id is not None:
-        messages = messages.filter(user__external_id=user_external_id)
         sessions = sessions.filter(user__external_id=user_external_id)
-    stale = sessions.filter(
-        Q(summary__isnull=True) | Q(summary__last_message__isnull=True) | Q(summary__last_message_id__lt=F("newest"))
-    )
     idle = timedelta(minutes=settings.SUMMARY_IDLE_MINUTES)
-    rows = stale.order_by("updated_at").values_list("user__external_id", "external_id", "updated_at")[:limit]
+    rows = sessions.order_by("updated_at", "pk").values_list("user__external_id", "external_id", "updated_at")[:limit]
     return Backlog(
-        messages_waiting_for_vector=messages.count(),
+        messages_waiting_for_vector=backlog_messages_count(user_external_id=user_external_id),
         sessions_waiting_for_summary=[PendingSummary(user, session, updated + idle) for user, session, updated in rows],
+    )
+
+
+def backlog_totals_get() -> BacklogTotals:
+    """Every user's backlog as counts and the oldest due time (what a metrics scrape needs), in two
+    aggregate statements and no listing.
+
+    Whether a session's summary is behind is decided from its messages' ids, which no index of
+    ``memories_message`` holds next to ``session_id``: the cost grows with the summarised messages.
+    """
+    idle = timedelta(minutes=settings.SUMMARY_IDLE_MINUTES)
+    sessions = _waiting_sessions().aggregate(count=Count("pk"), oldest=Min("updated_at"))
+    return BacklogTotals(
+        messages_waiting_for_vector=backlog_messages_count(),
+        sessions_waiting_for_summary=sessions["count"],
+        oldest_summary_due_at=None if sessions["oldest"] is None else sessions["oldest"] + idle,
     )

@@ -1,14 +1,17 @@
 """Health checks for load balancers and orchestrators: ``/healthz`` (alive) and ``/readyz`` (able to serve).
 
-``/readyz`` answers HTTP 200 when every check passes and 503 otherwise, with each check's result
-as JSON: the database answers, every migration is applied, the embedding backend embeds a text,
-the worker ran the sweep schedule on time (its heartbeat), and how many messages wait for a vector.
+``/readyz`` answers HTTP 503 only when this process cannot serve search, context and addMessages: the
+database does not answer, a migration is not applied, or the embedding backend cannot embed a text
+(every search embeds its query). The worker's heartbeat and the embedding backlog are reported in the
+body but never fail it: web processes serve without a worker (new messages wait for their vector), so
+one dead worker must not take every web process out of rotation. Alert on the metrics instead
+(``memory_worker_sweep_overdue_seconds``, ``memory_embedding_backlog_messages``,
+``memory_summary_lag_seconds``; docs/operations.md).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -18,10 +21,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from django_q.models import Schedule
 
-from memories.backlog import backlog_get
+from memories.backlog import backlog_messages_count
 from memories.services.schedules import SWEEP_NAME
 
-__all__ = ["healthz", "readiness", "readyz"]
+__all__ = ["REQUIRED", "healthz", "readiness", "readyz", "worker_sweep_overdue_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,21 +37,34 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
-    """``readiness()`` as JSON; HTTP 503 when any check fails."""
-    checks = readiness()
-    ready = all(check["ok"] for check in checks.values())
-    return JsonResponse({"status": "ready" if ready else "not ready", "checks": checks}, status=200 if ready else 503)
+    """``readiness()`` as JSON; HTTP 503 when a check this process needs to serve fails."""
+    body = readiness()
+    return JsonResponse(body, status=200 if body["status"] == "ready" else 503)
 
 
-def readiness() -> dict[str, dict[str, object]]:
-    """Each check by name: ``{"ok": bool, ...details}``. Never raises: a failing check says why."""
-    checks = {"database": _database()}
+# Checks whose failure means this process cannot serve requests; the others are informational.
+REQUIRED = ("database", "migrations", "embedding_backend")
+
+
+def readiness() -> dict[str, object]:
+    """Whether this process can serve, and why not.
+
+    Returns:
+        ``{"status": "ready" | "not ready", "failed": [...], "degraded": [...], "checks": {...}}``:
+        each check by name as ``{"ok": bool, ...details}``; ``failed`` names the failing checks of
+        ``REQUIRED`` (any makes the status "not ready"), ``degraded`` the failing informational ones
+        (``worker``: its heartbeat is stale). Never raises: a failing check says why.
+    """
+    checks: dict[str, dict[str, object]] = {"database": _database()}
     if checks["database"]["ok"]:
         checks["migrations"] = _migrations()
+    if checks.get("migrations", {}).get("ok"):  # the informational checks read tables a migration makes
         checks["worker"] = _worker()
-        checks["embedding_backlog"] = {"ok": True, "messages": backlog_get().messages_waiting_for_vector}
+        checks["embedding_backlog"] = {"ok": True, "messages": backlog_messages_count()}
     checks["embedding_backend"] = _embedding_backend()
-    return checks
+    failed = [name for name in REQUIRED if name in checks and not checks[name]["ok"]]
+    degraded = [name for name, check in checks.items() if name not in REQUIRED and not check["ok"]]
+    return {"status": "not ready" if failed else "ready", "failed": failed, "degraded": degraded, "checks": checks}
 
 
 def _database() -> dict[str, object]:
@@ -66,14 +82,25 @@ def _migrations() -> dict[str, object]:
     return {"ok": not pending, "pending": [f"{m.app_label}.{m.name}" for m, _ in pending]}
 
 
+def worker_sweep_overdue_seconds() -> int | None:
+    """The worker's heartbeat: seconds since its sweep schedule was due (0 while it is not yet due).
+
+    The worker moves the schedule's ``next_run`` forward each time it runs the sweep, every
+    ``SUMMARY_SWEEP_MINUTES``; a worker that stopped leaves it in the past.
+
+    Returns:
+        The seconds, or ``None`` when the schedule is missing (``manage.py migrate`` makes it).
+    """
+    next_run = Schedule.objects.filter(name=SWEEP_NAME).values_list("next_run", flat=True).first()
+    return None if next_run is None else max(0, round((timezone.now() - next_run).total_seconds()))
+
+
 def _worker() -> dict[str, object]:
-    """The worker's heartbeat: the sweep schedule it runs every ``SUMMARY_SWEEP_MINUTES`` is not overdue."""
-    schedule = Schedule.objects.filter(name=SWEEP_NAME).values_list("next_run", flat=True).first()
-    if schedule is None:
+    overdue = worker_sweep_overdue_seconds()
+    if overdue is None:
         return {"ok": False, "error": "the sweep schedule is missing (run `manage.py migrate`)"}
-    late = timezone.now() - schedule
-    allowed = timedelta(minutes=settings.SUMMARY_SWEEP_MINUTES, seconds=settings.WORKER_HEARTBEAT_GRACE_SECONDS)
-    return {"ok": late <= allowed, "sweep_overdue_seconds": max(0, round(late.total_seconds()))}
+    allowed = settings.SUMMARY_SWEEP_MINUTES * 60 + settings.WORKER_HEARTBEAT_GRACE_SECONDS
+    return {"ok": overdue <= allowed, "sweep_overdue_seconds": overdue}
 
 
 def _embedding_backend() -> dict[str, object]:

@@ -86,24 +86,41 @@ class MetricsExtension(SchemaExtension):
 
 
 class BacklogCollector(Collector):
-    """Gauges read from the database at each scrape: embedding backlog, summary lag, queue depth."""
+    """Gauges read from the database at each scrape: embedding and summary backlogs, summary lag, queue depth,
+    and the worker's heartbeat."""
 
     def collect(self) -> Iterator[Metric]:
         from django_q.brokers import get_broker
 
-        from memories.backlog import backlog_get
+        from memories.backlog import backlog_totals_get
+        from memories.health import worker_sweep_overdue_seconds
 
-        backlog = backlog_get(limit=1)
-        waiting = backlog.messages_waiting_for_vector
-        yield GaugeMetricFamily("memory_embedding_backlog_messages", "Messages waiting for a vector.", value=waiting)
-        pending = backlog.sessions_waiting_for_summary
-        lag = max(0.0, (timezone.now() - pending[0].due_at).total_seconds()) if pending else 0.0
+        totals = backlog_totals_get()
+        yield GaugeMetricFamily(
+            "memory_embedding_backlog_messages",
+            "Messages waiting for a vector.",
+            value=totals.messages_waiting_for_vector,
+        )
+        yield GaugeMetricFamily(
+            "memory_summary_backlog_sessions",
+            "Sessions whose summary is missing or behind their newest message.",
+            value=totals.sessions_waiting_for_summary,
+        )
+        due = totals.oldest_summary_due_at
+        lag = 0.0 if due is None else max(0.0, (timezone.now() - due).total_seconds())
         yield GaugeMetricFamily(
             "memory_summary_lag_seconds", "How long the most overdue session summary is past its due time.", value=lag
         )
         yield GaugeMetricFamily(
             "memory_task_queue_depth", "Tasks waiting in the queue.", value=get_broker().queue_size()
         )
+        overdue = worker_sweep_overdue_seconds()
+        if overdue is not None:
+            yield GaugeMetricFamily(
+                "memory_worker_sweep_overdue_seconds",
+                "The worker's heartbeat: seconds since its periodic sweep was due (0 while a worker runs it on time).",
+                value=overdue,
+            )
 
 
 _BACKLOG = BacklogCollector()

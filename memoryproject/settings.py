@@ -236,12 +236,14 @@ Q_CLUSTER = {
 
 STRAWBERRY_DJANGO = {
     "MUTATIONS_DEFAULT_HANDLE_ERRORS": True,
+    # The library cuts pages at this (its default: 100); ours refuse a larger limit first.
+    "PAGINATION_MAX_LIMIT": MAX_PAGE_SIZE,
 }
 
 # --- Health and metrics (memories.health, memories.metrics) ----------------------------
 # /metrics is served to clients sending this as a Bearer token (empty: to no one).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
-# /readyz fails when the worker's sweep is overdue by more than SUMMARY_SWEEP_MINUTES plus this.
+# /readyz lists the worker as degraded (still ready) once its sweep is SUMMARY_SWEEP_MINUTES plus this overdue.
 WORKER_HEARTBEAT_GRACE_SECONDS = env.int("WORKER_HEARTBEAT_GRACE_SECONDS", default=120)
 
 # --- Serving (manage.py serve / make run) ---------------------------------------------

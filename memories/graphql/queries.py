@@ -1,4 +1,8 @@
-"""GraphQL ``Query``: lists, search and context. Resolvers only call selectors and services."""
+"""GraphQL ``Query``: lists, search and context. Resolvers only call selectors and services.
+
+Lists are strawberry-django offset-paginated fields: a resolver returns its selector's queryset,
+which strawberry-django scopes (the node type's ``get_queryset``), optimizes and pages (``Page``).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,9 @@ import strawberry
 import strawberry_django
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
-from memories import search, selectors
+from memories import models, search, selectors
 from memories.backlog import backlog_get
 from memories.graphql.enums import Order
 from memories.graphql.inputs import ContextInput, SearchInput
@@ -32,30 +37,13 @@ from memories.services.entities import entities_list
 
 __all__ = ["Query"]
 
-DEFAULT_PAGE_SIZE = 100
-
-
-def _page(queryset, node_type: type, *, limit: int | None, offset: int) -> Page:  # noqa: ANN001
-    """A ``Page`` of ``queryset``; out-of-range ``limit``/``offset`` are refused, not clamped.
-
-    Without a ``limit``, pages hold ``DEFAULT_PAGE_SIZE`` rows (at most ``MAX_PAGE_SIZE``).
-    """
-    limit = min(DEFAULT_PAGE_SIZE, settings.MAX_PAGE_SIZE) if limit is None else limit
-    errors: dict[str, list[str]] = {}
-    if not 1 <= limit <= settings.MAX_PAGE_SIZE:
-        errors["limit"] = [f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]
-    if offset < 0:
-        errors["offset"] = ["offset must not be negative."]
-    if errors:
-        raise ValidationError(errors)
-    return Page(limit=limit, offset=offset, queryset=queryset, node_type=node_type)
-
 
 @strawberry.type
 class Query:
-    @strawberry.field(
+    @strawberry_django.offset_paginated(
+        Page[MessageType],
         description="A user's messages by conversation time (since inclusive, until exclusive); "
-        "`order: NEWEST_FIRST, limit: N` gives the last N; `withinSeconds` keeps the recent ones."
+        "`order: NEWEST_FIRST, pagination: {limit: N}` gives the last N; `withinSeconds` keeps the recent ones.",
     )
     def history(
         self,
@@ -66,10 +54,8 @@ class Query:
         until: datetime | None = None,
         within_seconds: int | None = None,
         order: Order = Order.OLDEST_FIRST,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Page[MessageType]:
-        queryset = selectors.message_list(
+    ) -> QuerySet[models.Message]:
+        return selectors.message_list(
             user_external_id=user_id,
             session_external_id=session_id,
             channel=channel,
@@ -78,24 +64,21 @@ class Query:
             within_seconds=within_seconds,
             newest_first=order is Order.NEWEST_FIRST,
         )
-        return _page(queryset, MessageType, limit=limit, offset=offset)
 
-    @strawberry.field(
+    @strawberry_django.offset_paginated(
+        Page[SessionType],
         description="A user's sessions by first message (`order`), with whether each is summarised; "
-        "`withinSeconds` keeps those with a message that recent."
+        "`withinSeconds` keeps those with a message that recent.",
     )
     def sessions(
         self,
         user_id: str,
         within_seconds: int | None = None,
         order: Order = Order.OLDEST_FIRST,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Page[SessionType]:
-        queryset = selectors.session_list(
+    ) -> QuerySet[models.Session]:
+        return selectors.session_list(
             user_external_id=user_id, within_seconds=within_seconds, newest_first=order is Order.NEWEST_FIRST
         )
-        return _page(queryset, SessionType, limit=limit, offset=offset)
 
     @strawberry.field(
         description="How far the worker is behind for a user (or, without userId, for every user: an all-users "
@@ -113,50 +96,44 @@ class Query:
             ],
         )
 
-    @strawberry.field(description="A user's session summaries, ascending by the time they cover.")
-    def summaries(
-        self, user_id: str, session_id: str | None = None, limit: int | None = None, offset: int = 0
-    ) -> Page[SummaryType]:
-        queryset = selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
-        return _page(queryset, SummaryType, limit=limit, offset=offset)
+    @strawberry_django.offset_paginated(
+        Page[SummaryType], description="A user's session summaries, ascending by the time they cover."
+    )
+    def summaries(self, user_id: str, session_id: str | None = None) -> QuerySet[models.Summary]:
+        return selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
 
-    @strawberry.field(
+    @strawberry_django.offset_paginated(
+        Page[KnowledgeType],
         description="A user's knowledge, shared (system-wide) knowledge with `shared: true`, or both; "
-        "active facts unless `status` says otherwise (e.g. CANDIDATE: facts awaiting review)."
+        "active facts unless `status` says otherwise (e.g. CANDIDATE: facts awaiting review).",
     )
     def knowledge(
         self,
         user_id: str | None = None,
         shared: bool = False,
         status: KnowledgeStatusEnum = KnowledgeStatusEnum.ACTIVE,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Page[KnowledgeType]:
-        queryset = selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id, status=status.value)
-        return _page(queryset, KnowledgeType, limit=limit, offset=offset)
+    ) -> QuerySet[models.Knowledge]:
+        return selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id, status=status.value)
 
-    @strawberry.field(description="A user's diary entries, newest first: one date, or since..until inclusive.")
+    @strawberry_django.offset_paginated(
+        Page[DiaryType], description="A user's diary entries, newest first: one date, or since..until inclusive."
+    )
     def diaries(
         self,
         user_id: str,
         diary_date: date | None = None,
         since: date | None = None,
         until: date | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Page[DiaryType]:
-        queryset = selectors.diary_list(user_external_id=user_id, diary_date=diary_date, since=since, until=until)
-        return _page(queryset, DiaryType, limit=limit, offset=offset)
+    ) -> QuerySet[models.Diary]:
+        return selectors.diary_list(user_external_id=user_id, diary_date=diary_date, since=since, until=until)
 
-    @strawberry.field(
+    @strawberry_django.offset_paginated(
+        Page[EntityType],
         description="The people, pets, places and organisations a user talks about (of one `kind`), most recently "
-        "mentioned first, with the facts that name them and how many turns mention them."
+        "mentioned first, with the facts that name them and how many turns mention them.",
     )
-    def entities(
-        self, user_id: str, kind: EntityKindEnum | None = None, limit: int | None = None, offset: int = 0
-    ) -> Page[EntityType]:
-        queryset = entities_list(user_external_id=user_id, kind=kind.value if kind else None)
-        return _page(queryset, EntityType, limit=limit, offset=offset)
+    def entities(self, user_id: str, kind: EntityKindEnum | None = None) -> QuerySet[models.Entity]:
+        return entities_list(user_external_id=user_id, kind=kind.value if kind else None)
 
     # Queries declared with strawberry-django's mutation field: it returns bad input as an OperationInfo member.
     @strawberry_django.mutation(

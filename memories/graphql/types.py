@@ -7,14 +7,17 @@ wherever the type appears.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Generic, TypeVar
+from typing import Any
 
 import strawberry
 import strawberry_django
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from strawberry.scalars import JSON
 from strawberry.types import Info
-from strawberry_django.optimizer import optimize
+from strawberry.types.unset import UNSET
+from strawberry_django.pagination import NodeType, OffsetPaginated, OffsetPaginationInput
 
 from memories import models, search, selectors
 from memories.graphql.permissions import ScopedType
@@ -36,12 +39,11 @@ __all__ = [
     "KnowledgeType",
     "MessageType",
     "Page",
+    "page_checked",
     "QueuedSummariesResult",
     "SessionType",
     "SummaryType",
 ]
-
-T = TypeVar("T")
 
 
 @strawberry_django.type(models.Session, name="Session")
@@ -155,8 +157,6 @@ class KnowledgeType(ScopedType):
         only=["embedding_model"], description="Whether the current text is embedded by the configured model."
     )
     def embedding_is_current(self, root: models.Knowledge) -> bool:
-        from django.conf import settings
-
         return root.embedding_model == settings.EMBEDDING_MODEL
 
     entities: list[EntityType] = strawberry_django.field(
@@ -218,31 +218,44 @@ class DiaryType(ScopedType):
         return root.user.external_id
 
 
-@strawberry.type(description="A page of a list: `items` from `offset`, at most `limit` of them.")
-class Page(Generic[T]):
-    limit: int
-    offset: int
-    queryset: strawberry.Private[QuerySet]
-    node_type: strawberry.Private[type]
+# Rows in a page when the caller sends no limit (at most MAX_PAGE_SIZE).
+DEFAULT_PAGE_SIZE = 100
 
-    @strawberry.field(description="The rows of this page.")
-    def items(self, info: Info) -> list[T]:
-        return self._rows(info)[: self.limit]
 
-    @strawberry.field(description="Whether rows follow this page.")
-    def has_next_page(self, info: Info) -> bool:
-        return len(self._rows(info)) > self.limit
+def page_checked(pagination: OffsetPaginationInput | None) -> OffsetPaginationInput:
+    """``pagination`` with its limit filled in (``DEFAULT_PAGE_SIZE``, at most ``MAX_PAGE_SIZE``).
 
-    @strawberry.field(description="How many rows the whole list has (one extra count query).")
-    def total_count(self, info: Info) -> int:
-        return self.node_type.get_queryset(self.queryset, info).count()
+    Raises:
+        ValidationError: on ``pagination``, for a limit outside 1..``MAX_PAGE_SIZE`` or a negative
+            offset; an out-of-range page is refused, never cut.
+    """
+    pagination = pagination or OffsetPaginationInput()
+    limit = pagination.limit
+    if limit is UNSET or limit is None:
+        limit = min(DEFAULT_PAGE_SIZE, settings.MAX_PAGE_SIZE)
+    problems = []
+    if not 1 <= limit <= settings.MAX_PAGE_SIZE:
+        problems.append(f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE).")
+    if pagination.offset < 0:
+        problems.append("offset must not be negative.")
+    if problems:
+        raise ValidationError({"pagination": problems})
+    return OffsetPaginationInput(offset=pagination.offset, limit=limit)
 
-    def _rows(self, info: Info) -> list:
-        # One query for the page and one more row, to tell whether another page follows.
-        if not hasattr(self, "_cache"):
-            scoped = optimize(self.node_type.get_queryset(self.queryset, info), info)
-            self._cache = list(scoped[self.offset : self.offset + self.limit + 1])
-        return self._cache
+
+# Subclassed with the base's own TypeVar: strawberry maps the generic's fields by the TypeVar's name.
+@strawberry.type(description="A page of a list: up to `pageInfo.limit` results from `pageInfo.offset`.")
+class Page(OffsetPaginated[NodeType]):
+    """strawberry-django's ``OffsetPaginated`` that refuses an out-of-range page (``page_checked``).
+
+    The queryset it gets is already scoped by the node type's ``get_queryset`` and optimized.
+    """
+
+    @classmethod
+    def resolve_paginated(
+        cls, queryset: QuerySet, *, info: Info, pagination: OffsetPaginationInput | None = None, **kwargs: Any
+    ) -> Page:
+        return super().resolve_paginated(queryset, info=info, pagination=page_checked(pagination), **kwargs)
 
 
 @strawberry.type

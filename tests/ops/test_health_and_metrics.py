@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import timedelta
 
 import pytest
+from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 from django_q.models import Schedule
 
-from memories.models import Message
+from memories.models import Message, Session
 from memories.services.schedules import SWEEP_NAME
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("hashing_embedder")]
@@ -29,18 +31,52 @@ def test_readyz_is_ready_when_every_check_passes(client):
     response = client.get("/readyz", HTTP_HOST="localhost")
     assert response.status_code == 200, response.json()
     body = response.json()
-    assert body["status"] == "ready"
-    assert {"database", "migrations", "worker", "embedding_backend", "embedding_backlog"} <= set(body["checks"])
+    assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], [])
+    assert set(body["checks"]) == {"database", "migrations", "worker", "embedding_backend", "embedding_backlog"}
     assert body["checks"]["embedding_backend"]["model"] == "hashing"
 
 
-def test_readyz_fails_when_the_worker_missed_its_sweep(client, settings):
+def test_readyz_stays_ready_without_a_worker_and_reports_it(client, add_messages):
+    """Web processes serve while the worker is down: a load balancer must keep them in rotation."""
+    add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
+    Message.objects.update(embedding=None)  # the worker died before embedding it
     Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() - timedelta(hours=1))
+
     response = client.get("/readyz", HTTP_HOST="localhost")
+
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], ["worker"])
+    assert body["checks"]["worker"]["ok"] is False
+    assert body["checks"]["worker"]["sweep_overdue_seconds"] >= 3600 - 5
+    assert body["checks"]["embedding_backlog"] == {"ok": True, "messages": 1}
+
+
+def test_metrics_show_a_stopped_worker(client, settings):
+    """What to alert on when the worker stops, since /readyz stays ready."""
+    settings.METRICS_TOKEN = "s3cret"
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() + timedelta(minutes=1))
+
+    def overdue() -> float:
+        response = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer s3cret")
+        return _gauge(response.content.decode(), "memory_worker_sweep_overdue_seconds")
+
+    assert overdue() == 0
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() - timedelta(hours=1))
+    assert 3600 - 5 <= overdue() <= 3600 + 5
+
+
+def test_readyz_fails_when_a_migration_is_not_applied(client):
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now())
+    latest = MigrationRecorder.Migration.objects.filter(app="memories").latest("id")
+    latest.delete()
+
+    response = client.get("/readyz", HTTP_HOST="localhost")
+
     assert response.status_code == 503
-    worker = response.json()["checks"]["worker"]
-    assert worker["ok"] is False
-    assert worker["sweep_overdue_seconds"] >= 3600 - 5
+    body = response.json()
+    assert (body["status"], body["failed"]) == ("not ready", ["migrations"])
+    assert body["checks"]["migrations"]["pending"] == [f"memories.{latest.name}"]
 
 
 def test_readyz_fails_when_the_embedding_backend_fails(client, settings):
@@ -48,7 +84,9 @@ def test_readyz_fails_when_the_embedding_backend_fails(client, settings):
     settings.EMBEDDING_BACKEND = "tests.ops.test_health_and_metrics.BrokenEmbedder"
     response = client.get("/readyz", HTTP_HOST="localhost")
     assert response.status_code == 503
-    assert "model server down" in response.json()["checks"]["embedding_backend"]["error"]
+    body = response.json()
+    assert (body["status"], body["failed"]) == ("not ready", ["embedding_backend"])
+    assert "model server down" in body["checks"]["embedding_backend"]["error"]
 
 
 class BrokenEmbedder:
@@ -92,6 +130,44 @@ def test_metric_labels_are_only_the_schemas_fields(client, gql, settings):
     text = client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer s3cret").content.decode()
     assert "Attacker" not in text
     assert 'memory_graphql_request_seconds_count{field="other"}' in text
+
+
+def _gauge(text: str, name: str) -> float:
+    (value,) = re.findall(rf"^{name} (\S+)$", text, flags=re.MULTILINE)
+    return float(value)
+
+
+CREATE_SUMMARIES = """
+mutation($u: String!) { createSummaries(userId: $u) { ... on QueuedSummariesResult { queuedSessionIds } } }
+"""
+
+
+def test_summary_backlog_follows_each_summarys_watermark(client, add_messages, gql, settings):
+    """A summary covers its session up to a message; a newer message puts the session back in the backlog,
+    in the API's list and in the metrics alike."""
+    settings.METRICS_TOKEN = "s3cret"
+    settings.SUMMARY_IDLE_MINUTES = 30
+    add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
+    add_messages("bob", "s1", [{"role": "user", "content": "I play chess."}])
+    assert gql(CREATE_SUMMARIES, {"u": "alice"})["data"]["createSummaries"]["queuedSessionIds"] == ["s1"]
+    Session.objects.filter(user__external_id="bob").update(updated_at=timezone.now() - timedelta(hours=1))
+
+    def scrape() -> str:
+        return client.get("/metrics", HTTP_HOST="localhost", HTTP_AUTHORIZATION="Bearer s3cret").content.decode()
+
+    def listed() -> list[tuple[str, str]]:
+        pending = gql(BACKLOG)["data"]["backlog"]["sessionsWaitingForSummary"]
+        return [(p["userId"], p["sessionId"]) for p in pending]
+
+    assert listed() == [("bob", "s1")]
+    text = scrape()
+    assert _gauge(text, "memory_summary_backlog_sessions") == 1
+    assert 1800 - 5 <= _gauge(text, "memory_summary_lag_seconds") <= 1800 + 5  # bob's: due 30 minutes ago
+
+    add_messages("alice", "s1", [{"role": "user", "content": "And oolong."}])
+
+    assert listed() == [("bob", "s1"), ("alice", "s1")]  # soonest due first
+    assert _gauge(scrape(), "memory_summary_backlog_sessions") == 2
 
 
 BACKLOG = """

@@ -13,13 +13,13 @@ ENTITIES = """
 query Entities($userId: String!, $kind: EntityKind) {
   entities(userId: $userId, kind: $kind) {
     totalCount
-    items { name kind aliases userId firstMentionedAt lastMentionedAt mentions facts { content status } }
+    results { name kind aliases userId firstMentionedAt lastMentionedAt mentions facts { content status } }
   }
 }
 """
 
 KNOWLEDGE = """
-query { knowledge(userId: "alice") { items { content entities { name kind } } } }
+query { knowledge(userId: "alice") { results { content entities { name kind } } } }
 """
 
 
@@ -63,7 +63,7 @@ def test_entities_query_lists_a_users_entities_with_facts_and_mentions(alice, gq
     assert "errors" not in body, body
     assert body["data"]["entities"] == {
         "totalCount": 2,
-        "items": [
+        "results": [
             {
                 "name": "Sarah",
                 "kind": "PERSON",
@@ -86,14 +86,14 @@ def test_entities_query_lists_a_users_entities_with_facts_and_mentions(alice, gq
             },
         ],
     }
-    pets = gql(ENTITIES, {"userId": "alice", "kind": "PET"})["data"]["entities"]["items"]
+    pets = gql(ENTITIES, {"userId": "alice", "kind": "PET"})["data"]["entities"]["results"]
     assert [(p["name"], p["facts"]) for p in pets] == [
         ("Rex", [{"content": "Alice has a dog named Rex.", "status": "ACTIVE"}])
     ]
 
 
 def test_facts_show_their_entities(alice, gql):
-    items = gql(KNOWLEDGE)["data"]["knowledge"]["items"]
+    items = gql(KNOWLEDGE)["data"]["knowledge"]["results"]
     assert {"content": "Alice has a dog named Rex.", "entities": [{"name": "Rex", "kind": "PET"}]} in items
 
 
@@ -102,7 +102,7 @@ def test_entities_are_scoped_to_the_keys_users(alice, gql, make_api_key):
     refused = gql(ENTITIES, {"userId": "bob"}, key=key)
     assert refused["data"] is None
     assert refused["errors"][0]["extensions"]["code"] == "FORBIDDEN"
-    own = gql(ENTITIES, {"userId": "alice"}, key=key)["data"]["entities"]["items"]
+    own = gql(ENTITIES, {"userId": "alice"}, key=key)["data"]["entities"]["results"]
     assert {e["userId"] for e in own} == {"alice"}
 
 

@@ -23,25 +23,25 @@ def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(gql
     session = SessionFactory(user__external_id="alice")
     for i in range(30):
         MessageFactory(session=session, content=f"m{i}", created_at=ago(30 - i))
-    last = gql('{ history(userId: "alice", order: NEWEST_FIRST, limit: 3) { items { content } } }')
-    assert [m["content"] for m in last["data"]["history"]["items"]] == ["m29", "m28", "m27"]
-    first = gql('{ history(userId: "alice", limit: 2) { items { content } } }')
-    assert [m["content"] for m in first["data"]["history"]["items"]] == ["m0", "m1"]
-    recent = gql('{ history(userId: "alice", withinSeconds: 330) { items { content } } }')
-    assert [m["content"] for m in recent["data"]["history"]["items"]] == ["m25", "m26", "m27", "m28", "m29"]
+    last = gql('{ history(userId: "alice", order: NEWEST_FIRST, pagination: {limit: 3}) { results { content } } }')
+    assert [m["content"] for m in last["data"]["history"]["results"]] == ["m29", "m28", "m27"]
+    first = gql('{ history(userId: "alice", pagination: {limit: 2}) { results { content } } }')
+    assert [m["content"] for m in first["data"]["history"]["results"]] == ["m0", "m1"]
+    recent = gql('{ history(userId: "alice", withinSeconds: 330) { results { content } } }')
+    assert [m["content"] for m in recent["data"]["history"]["results"]] == ["m25", "m26", "m27", "m28", "m29"]
 
 
 def test_sessions_newest_first_and_recent_only(gql):
     SessionFactory(user__external_id="alice", external_id="old", first_message_at=ago(600), last_message_at=ago(600))
     SessionFactory(user__external_id="alice", external_id="new", first_message_at=ago(5), last_message_at=ago(5))
-    ordered = gql('{ sessions(userId: "alice", order: NEWEST_FIRST) { items { sessionId } } }')
-    assert [s["sessionId"] for s in ordered["data"]["sessions"]["items"]] == ["new", "old"]
-    recent = gql('{ sessions(userId: "alice", withinSeconds: 3600) { items { sessionId } } }')
-    assert [s["sessionId"] for s in recent["data"]["sessions"]["items"]] == ["new"]
+    ordered = gql('{ sessions(userId: "alice", order: NEWEST_FIRST) { results { sessionId } } }')
+    assert [s["sessionId"] for s in ordered["data"]["sessions"]["results"]] == ["new", "old"]
+    recent = gql('{ sessions(userId: "alice", withinSeconds: 3600) { results { sessionId } } }')
+    assert [s["sessionId"] for s in recent["data"]["sessions"]["results"]] == ["new"]
 
 
 def test_negative_within_seconds_is_refused(gql):
-    body = gql('{ history(userId: "alice", withinSeconds: -1) { items { id } } }')
+    body = gql('{ history(userId: "alice", withinSeconds: -1) { results { id } } }')
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
 
 
@@ -61,8 +61,8 @@ def test_delete_all_knowledge_and_diaries_of_a_user(add_messages, gql):
     assert deleted["data"]["deleteAllKnowledge"]["deleted"] == 2
     diaries = gql('mutation { deleteAllDiaries(userId: "alice") { ... on DeleteAllResult { deleted } } }')
     assert diaries["data"]["deleteAllDiaries"]["deleted"] == 2
-    left = gql('{ knowledge(userId: "bob") { items { content } } }')
-    assert [k["content"] for k in left["data"]["knowledge"]["items"]] == ["Bob likes coffee."]
+    left = gql('{ knowledge(userId: "bob") { results { content } } }')
+    assert [k["content"] for k in left["data"]["knowledge"]["results"]] == ["Bob likes coffee."]
     assert gql('{ knowledge(userId: "alice") { totalCount } }')["data"]["knowledge"]["totalCount"] == 0
 
 

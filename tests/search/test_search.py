@@ -60,7 +60,7 @@ def alice_two_sessions(add_messages):
 
 
 def test_default_search_finds_a_message_no_summary_mentions(alice_two_sessions, search, gql):
-    summaries = gql('{ summaries(userId: "alice") { items { sessionId content } } }')["data"]["summaries"]["items"]
+    summaries = gql('{ summaries(userId: "alice") { results { sessionId content } } }')["data"]["summaries"]["results"]
     assert [s["sessionId"] for s in summaries] == ["s1"]
     assert "Lisbon" not in summaries[0]["content"]  # the offline summary keeps other sentences
 

@@ -72,9 +72,9 @@ def test_active_at_once_without_approval_supersedes_by_conversation_time(setting
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
     _extract("s3", MOVES[2][1], MOVES[2][2])
     _extract("s1", MOVES[0][1], MOVES[0][2])  # an older session imported late
-    query = '{ knowledge(userId: "aiko", status: %s) { items { content } } }'
-    assert gql(query % "ACTIVE")["data"]["knowledge"]["items"] == [{"content": "Aiko moved to Kyoto."}]
-    assert gql(query % "SUPERSEDED")["data"]["knowledge"]["items"] == [{"content": "Aiko lives in Tokyo."}]
+    query = '{ knowledge(userId: "aiko", status: %s) { results { content } } }'
+    assert gql(query % "ACTIVE")["data"]["knowledge"]["results"] == [{"content": "Aiko moved to Kyoto."}]
+    assert gql(query % "SUPERSEDED")["data"]["knowledge"]["results"] == [{"content": "Aiko lives in Tokyo."}]
 
 
 def test_an_unslotted_contradiction_is_flagged_for_review_not_silently_kept(settings, client):

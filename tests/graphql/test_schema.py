@@ -2,7 +2,7 @@
 
 After a deliberate schema change, rewrite the snapshot and review its diff:
 
-    UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/test_api_schema.py
+    UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/graphql/test_schema.py
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from django.utils import timezone
 from memories.graphql.schema import schema
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 
-SNAPSHOT = Path(__file__).parent / "snapshots" / "schema.graphql"
+SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "schema.graphql"
 
 
 def test_schema_matches_the_snapshot():
@@ -41,16 +41,16 @@ def test_raw_vectors_never_appear_in_the_schema():
 
 # --- query counts ----------------------------------------------------------------------
 
-# Every field of each list's items, so a field that loads a relation per row shows up here.
+# Every field of each list's results, so a field that loads a relation per row shows up here.
 LISTS = {
-    "history": 'history(userId: "alice") { items { id role content channel metadata createdAt sessionId externalId }',
-    "sessions": 'sessions(userId: "alice") { items { id sessionId userId channel firstMessageAt lastMessageAt '
+    "history": 'history(userId: "alice") { results { id role content channel metadata createdAt sessionId externalId }',
+    "sessions": 'sessions(userId: "alice") { results { id sessionId userId channel firstMessageAt lastMessageAt '
     "hasSummary summaryIsCurrent }",
-    "summaries": 'summaries(userId: "alice") { items { id sessionId content mode coversFrom coversUntil '
+    "summaries": 'summaries(userId: "alice") { results { id sessionId content mode coversFrom coversUntil '
     "messageCount updatedAt }",
-    "knowledge": 'knowledge(userId: "alice", shared: true) { items { id content userId embeddingIsCurrent '
+    "knowledge": 'knowledge(userId: "alice", shared: true) { results { id content userId embeddingIsCurrent '
     "createdAt updatedAt }",
-    "diaries": 'diaries(userId: "alice") { items { id diaryDate content metadata userId createdAt updatedAt }',
+    "diaries": 'diaries(userId: "alice") { results { id diaryDate content metadata userId createdAt updatedAt }',
 }
 
 
@@ -99,8 +99,11 @@ def warm_gql(gql, make_api_key):
     [
         pytest.param(field, extra, queries, id=f"{field}-{name}")
         for field in LISTS
-        # One query authenticates the key; the page and `hasNextPage` share one; `totalCount` adds a count.
-        for name, extra, queries in (("page", "hasNextPage", 2), ("page+count", "hasNextPage totalCount", 3))
+        # One query authenticates the key, one loads the page; `totalCount` adds a count.
+        for name, extra, queries in (
+            ("page", "pageInfo { limit }", 2),
+            ("page+count", "pageInfo { limit } totalCount", 3),
+        )
     ],
 )
 def test_a_list_costs_the_same_queries_for_3_or_30_rows(
@@ -109,5 +112,5 @@ def test_a_list_costs_the_same_queries_for_3_or_30_rows(
     make_rows(rows)
     with django_assert_num_queries(queries):
         page = warm_gql(f"{{ {LISTS[field]} {extra} }} }}")[field]
-    assert len(page["items"]) == (2 * rows if field == "knowledge" else rows)
-    assert page["hasNextPage"] is False
+    assert len(page["results"]) == (2 * rows if field == "knowledge" else rows)
+    assert page["pageInfo"] == {"limit": 100}

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
-HISTORY = "query History($userId: String!) { history(userId: $userId) { items { content } } }"
+HISTORY = "query History($userId: String!) { history(userId: $userId) { results { content } } }"
 
 
 @pytest.fixture
@@ -320,7 +320,7 @@ def test_search_chat_failure_is_graphql_error_and_keeps_messages(
     assert fake_openai.requests_to("chat")  # it did get as far as asking the model
     history = gql(HISTORY, {"userId": "u1"})
     assert "errors" not in history, history
-    assert [m["content"] for m in history["data"]["history"]["items"]] == [m["content"] for m in MESSAGES]
+    assert [m["content"] for m in history["data"]["history"]["results"]] == [m["content"] for m in MESSAGES]
 
 
 def test_search_with_backend_unreachable_is_unavailable(

@@ -111,7 +111,9 @@ VARIABLE_DOCUMENTS = {
         }""",
     "history": """
         query($userId: String!, $since: DateTime, $until: DateTime, $limit: Int, $offset: Int) {
-          history(userId: $userId, since: $since, until: $until, limit: $limit, offset: $offset) { totalCount }
+          history(userId: $userId, since: $since, until: $until, pagination: {limit: $limit, offset: $offset}) {
+            totalCount
+          }
         }""",
     "knowledge": """
         mutation($userId: String, $content: String!, $id: ID!) {

@@ -12,7 +12,7 @@ from tests.conftest import ADD_MESSAGES, SEARCH
 
 pytestmark = pytest.mark.django_db
 
-SUMMARIES = "query($userId: String!) { summaries(userId: $userId) { items { sessionId content mode } } }"
+SUMMARIES = "query($userId: String!) { summaries(userId: $userId) { results { sessionId content mode } } }"
 
 
 def test_chatmemory_client_flow(gql, make_api_key):
@@ -47,7 +47,7 @@ def test_chatmemory_client_flow(gql, make_api_key):
     )
     assert second["data"]["addMessages"]["session"]["sessionId"] == "session1234567891"
 
-    summaries = gql(SUMMARIES, {"userId": "user1234567890"}, key=key)["data"]["summaries"]["items"]
+    summaries = gql(SUMMARIES, {"userId": "user1234567890"}, key=key)["data"]["summaries"]["results"]
     assert [s["sessionId"] for s in summaries] == ["session1234567890"]
     assert "tonkotsu ramen" in summaries[0]["content"]
 

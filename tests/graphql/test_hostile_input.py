@@ -150,7 +150,7 @@ def test_a_number_that_is_not_finite_is_bad_user_input(raw_post, number):
 
 
 def test_an_integer_literal_over_4300_digits_is_bad_user_input_naming_the_argument(gql):
-    answer = gql('{ sessions(userId: "u", limit: %s) { totalCount } }' % ("1" * 5000))
+    answer = gql('{ sessions(userId: "u", pagination: {limit: %s}) { totalCount } }' % ("1" * 5000))
     assert _code(answer) == "BAD_USER_INPUT"
     assert "Int" in answer["errors"][0]["message"]
     assert len(answer["errors"][0]["message"]) <= 500

@@ -13,7 +13,7 @@ from graphql import build_schema, parse, validate
 from memories.graphql.schema import schema
 
 SCHEMA = build_schema(str(schema))
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 EXAMPLES = [
     (doc, example) for doc in DOCS for example in re.findall(r"```graphql\n(.*?)```", doc.read_text(), flags=re.DOTALL)

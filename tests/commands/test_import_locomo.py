@@ -14,7 +14,7 @@ from memories.models import EndUser, Message, Session, Summary
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
 SAMPLE = "conv-26"
 SESSIONS = 4
 

@@ -20,7 +20,7 @@ from memories.management.commands.serve import procfile_processes
 from memories.models import Message
 from memories.services.messages import MessageIn, messages_add
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _database_url() -> str:

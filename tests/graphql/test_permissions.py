@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 # What alice said, wrote and was told: none of it may reach bob's key.
 ALICE_WORDS = ("Miso", "cello", "peanuts", "Osaka")
 
-HISTORY = "query H($userId: String!) { history(userId: $userId) { items { content sessionId } totalCount } }"
+HISTORY = "query H($userId: String!) { history(userId: $userId) { results { content sessionId } totalCount } }"
 
 
 def post(client: Client, query: str, variables: dict[str, Any] | None = None, **headers: Any) -> HttpResponse:
@@ -111,27 +111,27 @@ ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]]
     "history": ("history", HISTORY, lambda ids: {"userId": "alice"}),
     "sessions": (
         "sessions",
-        'query { sessions(userId: "alice") { items { sessionId } } }',
+        'query { sessions(userId: "alice") { results { sessionId } } }',
         lambda ids: {},
     ),
     "summaries": (
         "summaries",
-        'query { summaries(userId: "alice") { items { content } } }',
+        'query { summaries(userId: "alice") { results { content } } }',
         lambda ids: {},
     ),
     "knowledge": (
         "knowledge",
-        'query { knowledge(userId: "alice") { items { content } } }',
+        'query { knowledge(userId: "alice") { results { content } } }',
         lambda ids: {},
     ),
     "knowledge-and-shared": (
         "knowledge",
-        'query { knowledge(userId: "alice", shared: true) { items { content } } }',
+        'query { knowledge(userId: "alice", shared: true) { results { content } } }',
         lambda ids: {},
     ),
     "diaries": (
         "diaries",
-        'query { diaries(userId: "alice") { items { content } } }',
+        'query { diaries(userId: "alice") { results { content } } }',
         lambda ids: {},
     ),
     "search-userId": ("search", *_search(userId="alice")),
@@ -230,7 +230,7 @@ SHARED_WRITES = {
         "deleteKnowledge",
         "mutation D($id: ID!) { deleteKnowledge(id: $id) { __typename } }",
     ),
-    "knowledge": ("knowledge", "query { knowledge(shared: true) { items { content } } }"),
+    "knowledge": ("knowledge", "query { knowledge(shared: true) { results { content } } }"),
 }
 
 
@@ -282,13 +282,13 @@ def test_naming_itself_does_not_let_a_key_reach_other_rows_by_id(mutation, targe
 def test_a_user_scoped_key_reads_shared_knowledge_with_its_own(alice, bob_key, gql):
     gql('mutation { addKnowledge(userId: "bob", content: "Bob is vegetarian.") { __typename } }')
     body = gql(
-        'query { knowledge(userId: "bob", shared: true) { items { content userId } } }',
+        'query { knowledge(userId: "bob", shared: true) { results { content userId } } }',
         key=bob_key,
     )
     assert body == {
         "data": {
             "knowledge": {
-                "items": [
+                "results": [
                     {"content": "Bob is vegetarian.", "userId": "bob"},
                     {"content": "The support desk opens at 9am.", "userId": None},
                 ]
@@ -341,14 +341,14 @@ def test_nested_results_hold_only_the_callers_rows(alice, bob_key, gql):
     assert [(m["content"], m["sessionId"]) for m in result["messages"]] == [("Rex chewed my shoe.", "s1")]
     history = gql(HISTORY, {"userId": "bob"}, key=bob_key)["data"]["history"]
     assert history == {
-        "items": [
+        "results": [
             {"content": "Bob adopted a dog named Rex.", "sessionId": "s1"},
             {"content": "Rex chewed my shoe.", "sessionId": "s1"},
         ],
         "totalCount": 2,
     }
-    sessions = gql('query { sessions(userId: "bob") { items { userId sessionId } totalCount } }', key=bob_key)
-    assert sessions["data"]["sessions"] == {"items": [{"userId": "bob", "sessionId": "s1"}], "totalCount": 1}
+    sessions = gql('query { sessions(userId: "bob") { results { userId sessionId } totalCount } }', key=bob_key)
+    assert sessions["data"]["sessions"] == {"results": [{"userId": "bob", "sessionId": "s1"}], "totalCount": 1}
 
 
 def test_forgetting_a_user_keeps_the_keys_scoped_to_them(add_messages, make_api_key, gql):
@@ -358,7 +358,7 @@ def test_forgetting_a_user_keeps_the_keys_scoped_to_them(add_messages, make_api_
     assert forgotten == {"data": {"forgetUser": {"__typename": "ForgetUserResult"}}}
     # alice comes back: the chatbot's key for her still works.
     body = gql(HISTORY, {"userId": "alice"}, key=key)
-    assert body == {"data": {"history": {"items": [], "totalCount": 0}}}
+    assert body == {"data": {"history": {"results": [], "totalCount": 0}}}
 
 
 # --- authentication --------------------------------------------------------------------
@@ -461,8 +461,8 @@ def test_staff_session_may_query_every_user_with_the_csrf_token(alice, staff_cli
     response = post(staff_client, HISTORY, {"userId": "alice"}, HTTP_X_CSRFTOKEN=token)
     assert response.status_code == 200
     assert response.json()["data"]["history"]["totalCount"] == 2
-    shared = post(staff_client, "query { knowledge { items { content } } }", HTTP_X_CSRFTOKEN=token)
-    assert shared.json() == {"data": {"knowledge": {"items": [{"content": "The support desk opens at 9am."}]}}}
+    shared = post(staff_client, "query { knowledge { results { content } } }", HTTP_X_CSRFTOKEN=token)
+    assert shared.json() == {"data": {"knowledge": {"results": [{"content": "The support desk opens at 9am."}]}}}
 
 
 def test_staff_session_cannot_run_mutations_over_get(alice, staff_client):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memoryproject.embedded_db import default_shared_buffers_mb
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 _SHOW_BUFFERS = """
 import django, psycopg

@@ -28,14 +28,14 @@ from memories.services.api_keys import api_key_create
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ADD = """
 mutation { addMessages(userId: "alice", sessionId: "s1", messages: [{role: "user", content: "I love ramen"}]) {
   ... on AddMessagesResult { messages { content } }
 } }
 """
 MAX_REQUEST_BYTES = 4000
-FAKE_EMBEDDER = "tests.test_llm_registry.ConstantEmbedder"
+FAKE_EMBEDDER = "tests.llm.test_registry.ConstantEmbedder"
 
 
 def _free_port() -> int:

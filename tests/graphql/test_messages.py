@@ -12,8 +12,8 @@ HISTORY = """
 query H($userId: String!, $sessionId: String, $channel: String, $since: DateTime, $until: DateTime,
         $limit: Int! = 100, $offset: Int! = 0) {
   history(userId: $userId, sessionId: $sessionId, channel: $channel, since: $since, until: $until,
-          limit: $limit, offset: $offset) {
-    items { content role channel sessionId createdAt }
+          pagination: {limit: $limit, offset: $offset}) {
+    results { content role channel sessionId createdAt }
   }
 }
 """
@@ -21,7 +21,7 @@ query H($userId: String!, $sessionId: String, $channel: String, $since: DateTime
 SUMMARIES = """
 query S($userId: String!, $sessionId: String) {
   summaries(userId: $userId, sessionId: $sessionId) {
-    items { sessionId content mode messageCount coversFrom coversUntil }
+    results { sessionId content mode messageCount coversFrom coversUntil }
   }
 }
 """
@@ -104,7 +104,7 @@ def test_history_is_ascending_by_conversation_time_and_filtered(add_messages, gq
     def history(**variables):
         body = gql(HISTORY, {"userId": "alice", **variables})
         assert "errors" not in body, body
-        return [m["content"] for m in body["data"]["history"]["items"]]
+        return [m["content"] for m in body["data"]["history"]["results"]]
 
     assert history() == ["earlier", "later"]
     assert history(sessionId="s1") == ["earlier"]
@@ -118,7 +118,7 @@ def test_same_session_id_of_two_users_never_mixes(add_messages, gql):
     add_messages("alice", "shared-id", [{"role": "user", "content": "alice secret"}])
     add_messages("bob", "shared-id", [{"role": "user", "content": "bob secret"}])
     body = gql(HISTORY, {"userId": "bob", "sessionId": "shared-id"})
-    assert [m["content"] for m in body["data"]["history"]["items"]] == ["bob secret"]
+    assert [m["content"] for m in body["data"]["history"]["results"]] == ["bob secret"]
     assert Session.objects.filter(external_id="shared-id").count() == 2
 
 
@@ -128,7 +128,7 @@ def test_history_query_count_does_not_grow_with_rows(rows, add_messages, gql, dj
     # One query authenticates the key (with its users), one loads the page (session joined).
     with django_assert_num_queries(2):
         body = gql(HISTORY, {"userId": "alice"})
-    assert len(body["data"]["history"]["items"]) == rows
+    assert len(body["data"]["history"]["results"]) == rows
 
 
 def test_summaries_of_a_user(add_messages, gql):
@@ -138,7 +138,7 @@ def test_summaries_of_a_user(add_messages, gql):
     # A new session queues the summary of the previous one.
     add_messages("alice", "s2", [{"role": "user", "content": "Good morning.", "createdAt": "2024-05-02T10:00:00Z"}])
     body = gql(SUMMARIES, {"userId": "alice"})
-    assert body["data"]["summaries"]["items"] == [
+    assert body["data"]["summaries"]["results"] == [
         {
             "sessionId": "s1",
             "content": "user: I adopted a cat named Miso.",
@@ -148,7 +148,7 @@ def test_summaries_of_a_user(add_messages, gql):
             "coversUntil": "2024-05-01T10:00:00+00:00",
         }
     ]
-    assert gql(SUMMARIES, {"userId": "bob"})["data"]["summaries"]["items"] == []
+    assert gql(SUMMARIES, {"userId": "bob"})["data"]["summaries"]["results"] == []
 
 
 def test_stored_rows_hold_every_field_in_the_order_sent(add_messages):

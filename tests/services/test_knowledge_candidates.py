@@ -107,11 +107,11 @@ def test_staff_approve_candidates_in_bulk_in_the_admin(add_messages, client, dja
 def test_candidates_listed_over_graphql(add_messages, gql):
     _session_with(add_messages, "s1", "I'm allergic to peanuts.")
     _session_with(add_messages, "s2", "Hi.")
-    query = '{ knowledge(userId: "aiko", status: CANDIDATE) { items { content status sourceSessionId } } }'
-    assert gql(query)["data"]["knowledge"]["items"] == [
+    query = '{ knowledge(userId: "aiko", status: CANDIDATE) { results { content status sourceSessionId } } }'
+    assert gql(query)["data"]["knowledge"]["results"] == [
         {"content": "Aiko is allergic to peanuts.", "status": "CANDIDATE", "sourceSessionId": "s1"}
     ]
-    assert gql('{ knowledge(userId: "aiko") { items { content } } }')["data"]["knowledge"]["items"] == []
+    assert gql('{ knowledge(userId: "aiko") { results { content } } }')["data"]["knowledge"]["results"] == []
 
 
 def test_openai_backend_extracts_facts_in_one_structured_call(settings, fake_openai, add_messages):

@@ -12,7 +12,7 @@ import pytest
 
 from bench.retrieval import SMOKE, format_tables, run
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
 @pytest.mark.slow
@@ -57,7 +57,7 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
     env.pop("Q_SYNC", None)
     completed = subprocess.run(
         [sys.executable, "-m", "bench.speed", "--smoke", "--output", str(output)],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         env=env,
         capture_output=True,
         text=True,

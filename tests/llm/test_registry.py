@@ -50,8 +50,8 @@ def test_short_names_choose_the_bundled_backends(settings):
 
 
 def test_a_dotted_path_chooses_any_class_and_a_setting_change_rebuilds_it(settings):
-    settings.EMBEDDING_BACKEND = "tests.test_llm_registry.ConstantEmbedder"
-    settings.CHAT_BACKEND = "tests.test_llm_registry.SilentChatModel"
+    settings.EMBEDDING_BACKEND = "tests.llm.test_registry.ConstantEmbedder"
+    settings.CHAT_BACKEND = "tests.llm.test_registry.SilentChatModel"
     embedder = get_embedder()
     assert isinstance(embedder, ConstantEmbedder)
     assert get_embedder() is embedder  # built once

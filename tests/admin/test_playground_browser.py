@@ -1,7 +1,7 @@
 """The playground in a real headless browser: a curator opens it from the admin index, asks for the
 context of a message, sees the memory found with its scores and the prompt, and stores the turn.
 
-Uses the Chromium setup of ``tests.test_admin_browser`` (``make browser`` installs it).
+Uses the Chromium setup of ``tests.admin.test_admin_browser`` (``make browser`` installs it).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from memories.models import Message
 from memories.services.knowledge import knowledge_add
 from memories.services.messages import MessageIn, messages_add
-from tests.test_admin_browser import WAIT_SECONDS, browser  # noqa: F401 - the Chromium fixture
+from tests.admin.test_admin_browser import WAIT_SECONDS, browser  # noqa: F401 - the Chromium fixture
 
 pytestmark = pytest.mark.slow
 
