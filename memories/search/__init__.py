@@ -241,31 +241,53 @@ def retrieve(
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_HIT * top_k)
-    by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
     # One vector ranking over every kind (one embedding model, so the similarities compare), and
     # one BM25 ranking over the messages.
-    found = retrievers.rankings(
-        scope=scope,
-        query=query,
-        vector=vector,
-        limits={"message": pool, "summary": top_k, "knowledge": top_k, "diary": top_k},
-        entity_messages=[pk for kind, pk in by_entity if kind == "message"],
+    by_vector = sorted(
+        (
+            (distance, kind, pk)
+            for kind in ("message", "summary", "knowledge", "diary")
+            for pk, distance in retrievers.dense(
+                kind=kind, scope=scope, vector=vector, limit=pool if kind == "message" else top_k
+            )
+        ),
+        key=lambda row: row[0],
     )
+    # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
+    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
+    by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
+    by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
+    message_ids = list(
+        dict.fromkeys(
+            [pk for _, kind, pk in by_vector if kind == "message"]
+            + by_words
+            + [pk for kind, pk in by_entity if kind == "message"]
+        )
+    )
+    turns = retrievers.neighbours(message_ids=message_ids)
+    summary_sessions = retrievers.summary_sessions(summary_ids=[pk for _, kind, pk in by_vector if kind == "summary"])
+    sessions = {("message", pk): session for pk, (session, _, _) in turns.items()}
+    sessions |= {("summary", pk): session for pk, session in summary_sessions.items()}
     rankings = {
-        # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
-        "vector": [c for c in found.by_vector if 1 - found.distances[c] >= settings.SEARCH_MIN_SIMILARITY],
-        "words": [("message", pk) for pk in found.by_words],
+        "vector": [(kind, pk) for _, kind, pk in by_vector],
+        "words": [("message", pk) for pk in by_words],
         "entity": by_entity,
     }
-    ranked = fuse(rankings=list(rankings.values()), sessions=found.sessions, neighbours=found.neighbours)
+    ranked = fuse(
+        rankings=list(rankings.values()),
+        sessions=sessions,
+        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+    )
     found_by: dict[tuple[str, int], list[str]] = {}
     for name, ranking in rankings.items():
         for rank, candidate in enumerate(ranking, start=1):
             found_by.setdefault(candidate, []).append(f"{name} #{rank}")
+    distances = {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
         ranked=ranked[:top_k],
-        distances=found.distances,
-        neighbours=found.neighbours,
+        distances=distances,
+        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+        vector=vector,
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
     )

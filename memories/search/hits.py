@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 
+from pgvector.django import CosineDistance
+
 from memories.models import Diary, Knowledge, Message, Summary
 
 __all__ = ["Hit", "Turn", "load_hits"]
@@ -77,28 +79,21 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "undated"
 
 
-# The columns a hit shows, by kind: not the vector, the full-text column nor what a hit does not show.
-_SHOWN = {
-    "message": ("role", "content", "metadata", "created_at", "session__external_id", "user__external_id"),
-    "summary": ("content", "covers_from", "session__external_id", "user__external_id"),
-    "knowledge": ("content", "user__external_id"),
-    "diary": ("content", "diary_date", "user__external_id"),
-}
-
-
 def load_hits(
     *,
     ranked: list[tuple[tuple[str, int], float]],
     distances: dict[tuple[str, int], float],
     neighbours: dict[int, tuple[int | None, int | None]],
+    vector: list[float],
     hidden_message_ids: frozenset[int] = frozenset(),
     found_by: dict[tuple[str, int], list[str]] | None = None,
 ) -> list[Hit]:
     """``Hit`` objects for ``ranked`` (``((kind, id), relevance)``, best first), in that order.
 
     Args:
-        distances: cosine distance of each candidate that has a vector.
+        distances: cosine distance of each candidate a dense ranking found.
         neighbours: for a message id, the ids of the turns before and after it.
+        vector: the query embedding, to score messages only the lexical ranking found.
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
     """
@@ -111,16 +106,16 @@ def load_hits(
         m.pk: m
         # Neither the vector nor the full-text column is shown: not read (a vector is 384 floats to parse).
         for m in Message.objects.filter(pk__in=set(message_ids) | turn_ids)
+        .defer("embedding", "search_vector")
         .select_related("session", "user")
-        .only(*_SHOWN["message"])
-        .order_by()
+        .annotate(distance=CosineDistance("embedding", vector))
     }
     related = {"summary": ("session", "user"), "knowledge": ("user",), "diary": ("user",)}
     rows = {
         (kind, row.pk): row
         for kind, model in (("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
         if ids.get(kind)
-        for row in model.objects.filter(pk__in=ids[kind]).select_related(*related[kind]).only(*_SHOWN[kind]).order_by()
+        for row in model.objects.filter(pk__in=ids[kind]).select_related(*related[kind]).defer("embedding")
     }
     hits = []
     for candidate, relevance in ranked:
@@ -134,7 +129,7 @@ def load_hits(
                 Hit(
                     kind=kind,
                     id=pk,
-                    score=None if (distance := distances.get(candidate)) is None else 1 - distance,
+                    score=None if message.distance is None else 1 - message.distance,
                     relevance=relevance,
                     content=message.content,
                     user_id=message.user.external_id,

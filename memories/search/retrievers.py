@@ -1,17 +1,13 @@
-"""Rankings: dense (pgvector, exact or HNSW) and lexical (BM25 over PostgreSQL full text), and by entity.
+"""Rankings: dense (pgvector, exact or HNSW) and lexical (BM25 over PostgreSQL full text).
 
-``rankings`` runs the dense and lexical rankings as one statement composed from ``sql/``
-(``rankings.sql`` around ``nearest.sql`` per kind and ``bm25.sql``); ``by_entities`` finds the
-rows that mention an entity the query names. The query vector is sent through pgvector's psycopg
-adapter.
+Each retriever runs one statement from ``sql/`` and returns ids best first. The query vector is
+sent through pgvector's psycopg adapter.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -22,11 +18,10 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from memories.models import Diary, Entity, Knowledge, Message, Summary
-from memories.search.fusion import Candidate
 from memories.search.scope import Scope
 from memories.services.entities import entities_named_in
 
-__all__ = ["ReembeddingNeeded", "Rankings", "by_entities", "rankings"]
+__all__ = ["ReembeddingNeeded", "by_entities", "dense", "lexical", "neighbours", "summary_sessions"]
 
 # BM25's k1 (Robertson & Zaragoza 2009, their usual value).
 BM25_K1 = 1.2
@@ -37,14 +32,6 @@ MODELS: dict[str, type[models.Model]] = {
     "knowledge": Knowledge,
     "diary": Diary,
 }
-# The scope's condition for each kind, and the kinds' order among rows at the same distance.
-_CONDITIONS = {"message": "messages", "summary": "summaries", "knowledge": "knowledge", "diary": "diaries"}
-_KIND_ORDER = {kind: order for order, kind in enumerate(MODELS)}
-# The rankings with no rows, for a scope or query that has none.
-_NO_VECTOR_ROWS = sql.SQL(
-    "SELECT NULL::text AS kind, NULL::bigint AS id, NULL::text AS embedding_model, NULL::float8 AS distance LIMIT 0"
-)
-_NO_WORD_ROWS = sql.SQL("SELECT NULL::text AS kind, NULL::bigint AS id, NULL::bigint AS place LIMIT 0")
 
 
 class ReembeddingNeeded(Exception):
@@ -64,92 +51,53 @@ class ReembeddingNeeded(Exception):
         )
 
 
-@dataclass(frozen=True)
-class Rankings:
-    """What one statement found for a query: each ranking best first, and what fusion needs of each candidate.
-
-    ``by_vector``: every kind's nearest rows, by cosine distance (nearest first, then kind, then id);
-    ``by_words``: message ids by BM25, best first; ``distances``: cosine distance of each candidate
-    that has a vector; ``sessions``: the session pk of each message and summary; ``neighbours``: for
-    each message id, the ids of the turns just before and after it in its session.
-    """
-
-    by_vector: list[Candidate] = field(default_factory=list)
-    by_words: list[int] = field(default_factory=list)
-    distances: dict[Candidate, float] = field(default_factory=dict)
-    sessions: dict[Candidate, int] = field(default_factory=dict)
-    neighbours: dict[int, tuple[int | None, int | None]] = field(default_factory=dict)
-
-
-def rankings(
-    *, scope: Scope, query: str, vector: list[float], limits: dict[str, int], entity_messages: Sequence[int] = ()
-) -> Rankings:
-    """Rank ``scope`` for ``query`` by vector (every kind in ``limits``) and by BM25 (messages), in one statement.
+def dense(*, kind: str, scope: Scope, vector: list[float], limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` rows of ``kind`` in ``scope`` nearest to ``vector``: ``(id, cosine distance)``, nearest first.
 
     Args:
+        kind: one of ``memories.search.scope.SOURCES``.
         vector: the query embedding (``EMBEDDING_DIMENSIONS`` floats).
-        limits: rows each vector ranking returns, by kind (``message``, ``summary``, ``knowledge``,
-            ``diary``); BM25 returns ``limits["message"]`` messages.
-        entity_messages: more message ids (found by entity) to learn the session and neighbours of.
-
-    BM25 is Okapi BM25 with k1 1.2 and b 0 (no length normalisation); its inverse document
-    frequencies are those of the scoped messages, so a word every turn of the user holds (a
-    speaker's name) weighs little. A query without word characters has no BM25 ranking.
 
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
-    nearest = []
-    for kind, limit in limits.items():
-        condition = getattr(scope, _CONDITIONS[kind])()
-        if condition is None or not scope.user_pks and kind != "knowledge":
-            continue
-        nearest.append(
-            _statement("nearest.sql").format(
-                table=sql.Identifier(MODELS[kind]._meta.db_table),
-                kind=sql.Literal(kind),
-                scope=condition,
-                limit=sql.Literal(limit),
-            )
-        )
-    words = scope.messages()
-    if words is not None and scope.user_pks and "message" in limits and re.search(r"\w", query):
-        by_words = _statement("bm25.sql").format(scope=words, limit=sql.Literal(limits["message"]))
-    else:
-        by_words = _NO_WORD_ROWS
-    if nearest:
-        by_vector = sql.SQL(" UNION ALL ").join(sql.SQL("({})").format(part) for part in nearest)
-    else:
-        by_vector = _NO_VECTOR_ROWS
-    statement = _statement("rankings.sql").format(by_vector=by_vector, by_words=by_words)
+    condition = getattr(scope, {"summary": "summaries", "message": "messages", "diary": "diaries"}.get(kind, kind))()
+    if condition is None or not scope.user_pks and kind != "knowledge":
+        return []
+    model = MODELS[kind]
+    statement = _statement("nearest.sql").format(
+        table=sql.Identifier(model._meta.db_table), scope=condition, limit=sql.Literal(limit)
+    )
     params = {
         **scope.params(),
         "vector": np.asarray(vector, dtype=np.float32),
         "exact_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
-        "query": query,
-        "k1": BM25_K1,
-        "entity_messages": list(entity_messages),
     }
-    found = Rankings()
-    vector_rows, word_rows = [], []
-    rows = _fetch(statement, params, Message)
-    for kind, pk, vector_found, words_place, distance, embedding_model, session, before, after in rows:
-        candidate = (kind, pk)
-        if distance is not None:
-            if embedding_model != settings.EMBEDDING_MODEL:
-                raise ReembeddingNeeded.of(MODELS[kind])
-            found.distances[candidate] = distance
-        if vector_found:
-            vector_rows.append((distance, _KIND_ORDER[kind], pk, candidate))
-        if words_place is not None:
-            word_rows.append((words_place, pk))
-        if session is not None:
-            found.sessions[candidate] = session
-        if kind == "message":
-            found.neighbours[pk] = (before, after)
-    found.by_vector.extend(candidate for *_, candidate in sorted(vector_rows))
-    found.by_words.extend(pk for _, pk in sorted(word_rows))
-    return found
+    rows = _fetch(statement, params, model)
+    if any(embedding_model != settings.EMBEDDING_MODEL for _, embedding_model, _ in rows):
+        raise ReembeddingNeeded.of(model)
+    return [(pk, distance) for pk, _, distance in rows]
+
+
+def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
+    """Ids of the ``limit`` messages in ``scope`` best matching ``query``'s words by BM25 (k1 1.2, b 0).
+
+    The inverse document frequencies are those of the scoped messages, so a word every turn of
+    the user holds (a speaker's name) weighs little. ``[]`` when the query has no terms.
+    """
+    condition = scope.messages()
+    if condition is None or not scope.user_pks or not re.search(r"\w", query):
+        return []
+    statement = _statement("bm25.sql").format(scope=condition, limit=sql.Literal(limit))
+    return [row[0] for row in _fetch(statement, {**scope.params(), "query": query, "k1": BM25_K1}, Message)]
+
+
+def neighbours(*, message_ids: list[int]) -> dict[int, tuple[int, int | None, int | None]]:
+    """For each message id: ``(session pk, id of the turn before, id of the turn after)`` in its session."""
+    if not message_ids:
+        return {}
+    rows = _fetch(_statement("turns.sql"), {"ids": message_ids}, Message)
+    return {pk: (session, before, after) for pk, session, before, after in rows}
 
 
 @cache
@@ -176,6 +124,13 @@ def _fetch(statement: sql.Composable, params: dict[str, object], model: type[mod
         if "vector" not in str(exc):
             raise
         raise ReembeddingNeeded.of(model) from exc  # pgvector: "different vector dimensions 384 and 1536"
+
+
+def summary_sessions(*, summary_ids: list[int]) -> dict[int, int]:
+    """The session pk of each summary id."""
+    if not summary_ids:
+        return {}
+    return dict(Summary.objects.filter(pk__in=summary_ids).values_list("pk", "session_id"))
 
 
 # The rows of one kind in scope linked to some entities, most recent first.

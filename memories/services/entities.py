@@ -149,7 +149,7 @@ def entities_list(*, user_external_id: str, kind: str | None = None) -> QuerySet
 
 def entities_named_in(*, user_pks: Sequence[int], text: str) -> QuerySet[Entity]:
     """The entities of these end users that ``text`` names by name or alias (whole words, case aside)."""
-    candidates = [e for e in Entity.objects.filter(user_id__in=user_pks).only("name", "aliases") if _named(e, text)]
+    candidates = [e for e in Entity.objects.filter(user_id__in=user_pks) if _named(e, text)]
     return Entity.objects.filter(pk__in=[e.pk for e in candidates])
 
 

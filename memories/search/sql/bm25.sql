@@ -1,6 +1,6 @@
 -- BM25 (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond", 2009)
--- of the messages matching {scope} against the words of the query parameter: the {limit} best as
--- (kind, id, place), place 1 the best, ties by id. Terms are the lexemes of to_tsvector('english', query), made as the
+-- of the messages matching {scope} against the words of the query parameter: the {limit} best ids, best
+-- first, ties by id. Terms are the lexemes of to_tsvector('english', query), made as the
 -- messages' search_vector was (stemmed, stop words dropped).
 WITH terms AS MATERIALIZED (
     SELECT array_agg(lexeme) AS lexemes,
@@ -26,7 +26,5 @@ idf AS (
 )
 -- b = 0 (no length normalisation: in a conversation the long turns carry the facts). Rounded so
 -- that messages holding the same terms tie whatever order the plan adds them in.
-SELECT 'message' AS kind, id, row_number() OVER (ORDER BY score DESC, id) AS place FROM (
-    SELECT id, round(sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s))::numeric, 9) AS score
-    FROM postings JOIN idf USING (lexeme) GROUP BY id ORDER BY score DESC, id LIMIT {limit}
-) AS scored
+SELECT id FROM postings JOIN idf USING (lexeme)
+GROUP BY id ORDER BY round(sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s))::numeric, 9) DESC, id LIMIT {limit}
