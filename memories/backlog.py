@@ -88,8 +88,7 @@ def backlog_totals_get() -> BacklogTotals:
     """Every user's backlog as counts and the oldest due time (what a metrics scrape needs), in two
     aggregate statements and no listing.
 
-    Whether a session's summary is behind is decided from its messages' ids, which no index of
-    ``memories_message`` holds next to ``session_id``: the cost grows with the summarised messages.
+    Whether a session's summary is behind is one probe of the (session, id) index of its messages.
     """
     idle = timedelta(minutes=settings.SUMMARY_IDLE_MINUTES)
     sessions = _waiting_sessions().aggregate(count=Count("pk"), oldest=Min("updated_at"))

@@ -92,7 +92,8 @@ class Message(models.Model):
     """One message of a session; ``created_at`` is the conversation's own time."""
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="messages")
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    # Indexed by (session, id) and (session, created_at) below, which serve lookups by session too.
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
     # The client's own id for the message (optional): a message re-sent with the same id
     # is not stored twice, so clients can retry and importers can run again.
     external_id = models.CharField(max_length=255, blank=True, default="")
@@ -127,6 +128,9 @@ class Message(models.Model):
         ]
         indexes = [
             models.Index(fields=["session", "created_at"]),
+            # Whether a session has messages past its summary's watermark (the backlog, the sweep,
+            # the rolling summary): one index probe per session.
+            models.Index(fields=["session", "id"], name="message_session_id_idx"),
             models.Index(fields=["user", "created_at"]),
             _hnsw_index("message_embedding_hnsw"),
             GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
