@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Exists, Min, OuterRef, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Min, QuerySet
 
-from memories.models import Message, Session
+from memories.models import Message
+from memories.selectors import session_list_behind_summary
 
 __all__ = ["Backlog", "BacklogTotals", "PendingSummary", "backlog_get", "backlog_messages_count", "backlog_totals_get"]
 
@@ -55,13 +55,6 @@ def _waiting_messages(user_external_id: str | None) -> QuerySet[Message]:
     return messages
 
 
-def _waiting_sessions() -> QuerySet[Session]:
-    """Sessions holding a message newer (in arrival order) than their summary's watermark; no summary
-    (or a watermark message since deleted) counts as watermark 0. The sweep's definition of stale."""
-    newer = Message.objects.filter(session=OuterRef("pk"), pk__gt=Coalesce(OuterRef("summary__last_message_id"), 0))
-    return Session.objects.filter(Exists(newer))
-
-
 def backlog_messages_count(*, user_external_id: str | None = None) -> int:
     """Messages waiting for a vector, of one end user or of everyone (a count over a partial index)."""
     return _waiting_messages(user_external_id).count()
@@ -73,7 +66,7 @@ def backlog_get(*, user_external_id: str | None = None, limit: int = 100) -> Bac
     Args:
         limit: sessions listed at most, soonest due first.
     """
-    sessions = _waiting_sessions()
+    sessions = session_list_behind_summary()
     if user_external_id is not None:
         sessions = sessions.filter(user__external_id=user_external_id)
     idle = timedelta(minutes=settings.SUMMARY_IDLE_MINUTES)
@@ -91,7 +84,7 @@ def backlog_totals_get() -> BacklogTotals:
     Whether a session's summary is behind is one probe of the (session, id) index of its messages.
     """
     idle = timedelta(minutes=settings.SUMMARY_IDLE_MINUTES)
-    sessions = _waiting_sessions().aggregate(count=Count("pk"), oldest=Min("updated_at"))
+    sessions = session_list_behind_summary().aggregate(count=Count("pk"), oldest=Min("updated_at"))
     return BacklogTotals(
         messages_waiting_for_vector=backlog_messages_count(),
         sessions_waiting_for_summary=sessions["count"],

@@ -6,11 +6,13 @@ from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
 
 __all__ = [
+    "session_list_behind_summary",
     "diary_list",
     "knowledge_list",
     "message_list",
@@ -130,3 +132,11 @@ def diary_list(
     if until is not None:
         queryset = queryset.filter(diary_date__lte=until)
     return queryset.order_by("-diary_date")
+
+
+def session_list_behind_summary() -> QuerySet[Session]:
+    """Sessions holding a message newer (in arrival order, by id) than their summary's watermark: no
+    summary, or a watermark message since deleted, counts as watermark 0. One probe of the messages'
+    (session, id) index per session."""
+    newer = Message.objects.filter(session=OuterRef("pk"), pk__gt=Coalesce(OuterRef("summary__last_message_id"), 0))
+    return Session.objects.filter(Exists(newer))

@@ -7,12 +7,13 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, F, Max
 from django.utils import timezone
 from django_q.tasks import async_task
 
 from memories.llm import get_chat_model, get_embedder
 from memories.models import Session, Summary
+from memories.selectors import session_list_behind_summary
 from memories.services.jobs import job_enqueue
 from memories.services.validation import user_id_check
 
@@ -124,24 +125,11 @@ def summaries_enqueue_stale(*, idle_minutes: int | None = None, limit: int = 500
     """
     idle_minutes = settings.SUMMARY_IDLE_MINUTES if idle_minutes is None else idle_minutes
     cutoff = timezone.now() - timedelta(minutes=idle_minutes)
-    stale = _stale_sessions().filter(updated_at__lte=cutoff).order_by("updated_at").values_list("pk", flat=True)[:limit]
-    session_ids = list(stale)
+    stale = session_list_behind_summary().filter(updated_at__lte=cutoff).order_by("updated_at", "pk")
+    session_ids = list(stale.values_list("pk", flat=True)[:limit])
     for session_id in session_ids:
         async_task("memories.tasks.summarize_session", session_id)
     return session_ids
-
-
-def _stale_sessions():  # noqa: ANN202 - a QuerySet of Session
-    """Sessions with messages whose summary is missing, or behind their newest message."""
-    return (
-        Session.objects.annotate(newest_message_id=Max("messages__id"))
-        .filter(newest_message_id__isnull=False)
-        .filter(
-            Q(summary__isnull=True)
-            | Q(summary__last_message__isnull=True)
-            | Q(summary__last_message_id__lt=F("newest_message_id"))
-        )
-    )
 
 
 def summaries_request(
@@ -170,7 +158,7 @@ def summaries_request(
         raise ValidationError({"maxCount": ["maxCount must be at least 1."]})
     sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
     if not overwrite:
-        sessions = sessions.filter(pk__in=_stale_sessions().values("pk"))
+        sessions = sessions.filter(pk__in=session_list_behind_summary().values("pk"))
     if session_external_id is not None:
         sessions = sessions.filter(external_id=session_external_id)
     if max_count is not None:
