@@ -1,4 +1,4 @@
-"""One ranking from several: reciprocal rank fusion, then smoothing over neighbouring turns and sessions.
+"""One ranking from several: reciprocal rank fusion, then smoothing over the turn before and the session.
 
 Reciprocal rank fusion: Cormack, Clarke & Buettcher, "Reciprocal Rank Fusion outperforms
 Condorcet and individual Rank Learning Methods", SIGIR 2009: an item scores
@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 __all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse"]
 
 RRF_K = 10
-# A turn gains this share of its neighbouring turns' fused scores: an answer often sits next to
-# the turn that matches the question's words.
+# A turn gains this share of the fused score of the turn before it, the one it replies to: an answer
+# ("Yes, at the beach!") often follows the turn that matches the question. Only forwards: a reply
+# does not make the turn before it more relevant.
 NEIGHBOUR_SHARE = 0.3
 # ... and this share of the best fused score in its session (a message's or the session summary's):
 # the session that holds the best match is likelier to hold the rest of the answer.
@@ -36,7 +37,8 @@ def fuse(
     Args:
         rankings: ranked candidates, e.g. messages by vector, messages by BM25, summaries by vector.
         sessions: the session pk of each candidate that has one (messages, summaries).
-        neighbours: for a message id, the ids of the turns just before and after it.
+        neighbours: for a message id, the ids of the turns just before and after it (only the turn
+            before counts: see ``NEIGHBOUR_SHARE``).
 
     Ties go to the candidate ranked first by the earliest ranking, then by the next.
     """
@@ -56,7 +58,6 @@ def fuse(
         # A candidate without a session (knowledge, a diary) is its own session.
         session = sessions.get(candidate)
         smoothed[candidate] = score + SESSION_SHARE * (best_in_session[session] if session is not None else score)
-        if kind == "message":
-            before, after = neighbours.get(pk, (None, None))
-            smoothed[candidate] += NEIGHBOUR_SHARE * sum(fused.get(("message", n), 0.0) for n in (before, after) if n)
+        if kind == "message" and (before := neighbours.get(pk, (None, None))[0]) is not None:
+            smoothed[candidate] += NEIGHBOUR_SHARE * fused.get(("message", before), 0.0)
     return sorted(smoothed.items(), key=lambda item: (-item[1], first_seen[item[0]]))

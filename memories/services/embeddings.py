@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+import numpy as np
 from django.conf import settings
 from django.db import models, transaction
 
-from memories.llm import ModelBackendError, get_embedder
+from memories.llm import Embedder, ModelBackendError, get_embedder
+from memories.llm.text import split_sentences
 from memories.models import Diary, Knowledge, Message, Summary
 
-__all__ = ["EMBEDDED_MODELS", "embeddings_fill", "embeddings_pending", "messages_embed_claimed"]
+__all__ = [
+    "EMBEDDED_MODELS",
+    "embedding_parts",
+    "embeddings_compute",
+    "embeddings_fill",
+    "embeddings_pending",
+    "messages_embed_claimed",
+]
 
 # Kind name -> model with ``embedding``, ``embedding_model`` and ``embedding_text``.
 EMBEDDED_MODELS: dict[str, type[models.Model]] = {
@@ -19,6 +28,43 @@ EMBEDDED_MODELS: dict[str, type[models.Model]] = {
     "knowledge": Knowledge,
     "diary": Diary,
 }
+
+
+def embedding_parts(row: models.Model) -> list[str]:
+    """The texts whose vectors are averaged into ``row``'s vector, without repeats.
+
+    A message: its whole ``embedding_text``, then each sentence of its content and its photo
+    caption, each as said by its speaker (``"Mel: I play the clarinet."``, ``"Mel shared a photo:
+    a cat"``); a one-sentence message without a photo is its whole text alone. Other kinds: their
+    ``embedding_text``.
+    """
+    if not isinstance(row, Message):
+        return [row.embedding_text]
+    parts = [row.embedding_text] + [f"{row.speaker}: {sentence}" for sentence in split_sentences(row.content)]
+    if caption := (row.metadata or {}).get("image_caption"):
+        parts.append(f"{row.speaker} shared a photo: {caption}")
+    return list(dict.fromkeys(parts))
+
+
+def embeddings_compute(*, embedder: Embedder, rows: Sequence[models.Model]) -> list[list[float]]:
+    """One vector per row, in order: the L2-normalised mean of the vectors of its ``embedding_parts``.
+
+    Each statement of a turn that says several things then weighs the same however long the
+    others are, and a turn longer than the model reads in one text (all-MiniLM-L6-v2: 256
+    tokens) counts past that point too. Every part of every row goes to the embedder in one call.
+
+    Raises:
+        ModelBackendError: the embedding backend failed.
+    """
+    parts = [embedding_parts(row) for row in rows]
+    vectors = np.asarray(embedder.embed([text for texts in parts for text in texts]).vectors, dtype=np.float64)
+    pooled, start = [], 0
+    for texts in parts:
+        mean = vectors[start : start + len(texts)].mean(axis=0)
+        start += len(texts)
+        norm = np.linalg.norm(mean)
+        pooled.append((mean / norm if norm else mean).tolist())
+    return pooled
 
 
 def embeddings_pending(*, kind: str) -> models.QuerySet:
@@ -62,7 +108,7 @@ def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: 
 
 
 def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
-    vectors = embedder.embed([row.embedding_text for row in rows]).vectors
+    vectors = embeddings_compute(embedder=embedder, rows=rows)
     model = type(rows[0])
     for row, vector in zip(rows, vectors, strict=True):
         row.embedding = vector

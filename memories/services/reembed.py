@@ -26,7 +26,7 @@ from django.db.models import Model
 from pgvector.django import HnswIndex
 
 from memories.llm import Embedder
-from memories.services.embeddings import EMBEDDED_MODELS
+from memories.services.embeddings import EMBEDDED_MODELS, embeddings_compute
 
 __all__ = [
     "reembed_batch",
@@ -143,7 +143,7 @@ def reembed_batch(*, kind: str, embedder: Embedder, batch_size: int) -> int:
     if not ids:
         return 0
     rows = list(model.objects.filter(pk__in=ids).order_by("pk"))
-    vectors = embedder.embed([row.embedding_text for row in rows]).vectors
+    vectors = embeddings_compute(embedder=embedder, rows=rows)
     with transaction.atomic(), connection.cursor() as cursor:
         # embedding_next_at records the row's own updated_at (not a clock reading), so a later
         # edit makes it pending again whatever the clocks of app and database say.

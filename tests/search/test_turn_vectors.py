@@ -1,0 +1,81 @@
+"""What a turn's vector holds, and how a turn is lifted by the one before it.
+
+A message's vector is the mean of its whole text's and each of its sentences' vectors, so each
+thing a turn says counts, past the model's input length too; in the
+fused ranking a turn gains from the turn it replies to, not from the reply after it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memories.models import Message
+from memories.search.fusion import fuse
+from tests.fakes import HashingEmbedder
+
+pytestmark = pytest.mark.django_db
+
+
+def _mean_of(texts: list[str]) -> np.ndarray:
+    vectors = np.asarray(HashingEmbedder().embed(texts).vectors)
+    mean = vectors.mean(axis=0)
+    return mean / np.linalg.norm(mean)
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_a_turns_vector_is_the_mean_of_its_whole_text_its_sentences_and_its_photo(add_messages):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {
+                "role": "user",
+                "content": "I play the clarinet. My cat is called Luna!",
+                "metadata": {"speaker": "Mel", "image_caption": "a cat on a rug"},
+            },
+            {"role": "user", "content": "Just one thing to say.", "metadata": {"speaker": "Mel"}},
+        ],
+    )
+    long_turn, short_turn = Message.objects.order_by("pk")
+    expected = _mean_of(
+        [
+            "Mel: I play the clarinet. My cat is called Luna! [shared a photo: a cat on a rug]",
+            "Mel: I play the clarinet.",
+            "Mel: My cat is called Luna!",
+            "Mel shared a photo: a cat on a rug",
+        ]
+    )
+    np.testing.assert_allclose(np.asarray(long_turn.embedding), expected, atol=1e-6)
+    # One sentence and no photo: the text's own vector.
+    np.testing.assert_allclose(np.asarray(short_turn.embedding), _mean_of(["Mel: Just one thing to say."]), atol=1e-6)
+
+
+def test_a_statement_after_a_long_preamble_is_found_by_its_meaning(add_messages, search, settings):
+    settings.SEARCH_MIN_SIMILARITY = 0.0  # the ranking is under test here, not the relevance gate
+    # One sentence of over 256 tokens first: the local model reads no further than that in one text.
+    preamble = "Well, " + ", ".join(f"the bus on day {i} was late and grey" for i in range(40)) + "."
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "I bought new running shoes.", "metadata": {"speaker": "Alice"}},
+            {"role": "user", "content": "The printer at work is broken.", "metadata": {"speaker": "Alice"}},
+            {"role": "user", "content": f"{preamble} My daughter is named Zoe.", "metadata": {"speaker": "Alice"}},
+        ],
+    )
+    # No word of the question is in the turn (stop words aside): only its vector can find it.
+    hits = search(userId="alice", query="How is my child called?", sources=["MESSAGE"], topK=1)["hits"]
+    assert [h["content"][-len("My daughter is named Zoe.") :] for h in hits] == ["My daughter is named Zoe."]
+
+
+def test_a_turn_gains_from_the_turn_before_it_not_from_the_one_after():
+    # Turns 1, 2, 3 of one session; turn 2 matches best, turns 1 and 3 match equally (turn 1 found first).
+    neighbours = {1: (None, 2), 2: (1, 3), 3: (2, None)}
+    sessions = {("message", pk): 7 for pk in neighbours}
+    ranked = fuse(
+        rankings=[[("message", 2)], [("message", 2)], [("message", 1)], [("message", 3)]],
+        sessions=sessions,
+        neighbours=neighbours,
+    )
+    assert [pk for (_, pk), _ in ranked] == [2, 3, 1]
