@@ -14,6 +14,7 @@ from memories.models import Diary, Knowledge, Message, Summary
 
 __all__ = [
     "EMBEDDED_MODELS",
+    "MAX_SENTENCE_PARTS",
     "embedding_parts",
     "embeddings_compute",
     "embeddings_fill",
@@ -30,17 +31,27 @@ EMBEDDED_MODELS: dict[str, type[models.Model]] = {
 }
 
 
+# The most sentence texts one message adds to what the model embeds for it.
+MAX_SENTENCE_PARTS = 16
+
+
 def embedding_parts(row: models.Model) -> list[str]:
     """The texts whose vectors are averaged into ``row``'s vector, without repeats.
 
     A message: its whole ``embedding_text``, then each sentence of its content and its photo
     caption, each as said by its speaker (``"Mel: I play the clarinet."``, ``"Mel shared a photo:
-    a cat"``); a one-sentence message without a photo is its whole text alone. Other kinds: their
-    ``embedding_text``.
+    a cat"``); a one-sentence message without a photo is its whole text alone. A message of more
+    than ``MAX_SENTENCE_PARTS`` sentences has that many runs of consecutive sentences instead.
+    Other kinds: their ``embedding_text``.
     """
     if not isinstance(row, Message):
         return [row.embedding_text]
-    parts = [row.embedding_text] + [f"{row.speaker}: {sentence}" for sentence in split_sentences(row.content)]
+    sentences = split_sentences(row.content)
+    if len(sentences) > MAX_SENTENCE_PARTS:
+        # Runs of consecutive sentences, so that a long message costs the model a bounded number of texts.
+        size = -(-len(sentences) // MAX_SENTENCE_PARTS)
+        sentences = [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+    parts = [row.embedding_text] + [f"{row.speaker}: {sentence}" for sentence in sentences]
     if caption := (row.metadata or {}).get("image_caption"):
         parts.append(f"{row.speaker} shared a photo: {caption}")
     return list(dict.fromkeys(parts))

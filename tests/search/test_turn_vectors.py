@@ -12,6 +12,7 @@ import pytest
 
 from memories.models import Message
 from memories.search.fusion import fuse
+from memories.services.embeddings import MAX_SENTENCE_PARTS, embedding_parts
 from tests.fakes import HashingEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -79,3 +80,14 @@ def test_a_turn_gains_from_the_turn_before_it_not_from_the_one_after():
         neighbours=neighbours,
     )
     assert [pk for (_, pk), _ in ranked] == [2, 3, 1]
+
+
+def test_a_long_message_is_embedded_as_a_bounded_number_of_texts():
+    sentences = [f"Fact number {i} is true." for i in range(10 * MAX_SENTENCE_PARTS + 3)]
+    message = Message(role="user", content=" ".join(sentences), metadata={"speaker": "Mel"})
+
+    parts = embedding_parts(message)
+
+    assert MAX_SENTENCE_PARTS // 2 < len(parts) - 1 <= MAX_SENTENCE_PARTS
+    # Every sentence is still in one of the runs, in order.
+    assert " ".join(p.removeprefix("Mel: ") for p in parts[1:]) == " ".join(sentences)
