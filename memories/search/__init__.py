@@ -7,9 +7,10 @@
 2. Embed the query once.
 3. Rank (``retrievers``): every kind by vector (one ranking: the similarities of one embedding
    model compare across kinds), and messages by BM25; when the query names an entity of the
-   users (``memories.services.entities``), its facts and turns, most recent first.
+   users (``memories.services.entities``), its facts and turns, most recent first; when it names
+   a day or month (``dates``), the turns said then, by vector.
 4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
-   of its neighbours' and its session's scores.
+   of the score of the turn before it and of its session's best.
 5. Load the best ``top_k`` as hits, each message with the turns around it (``hits``).
 6. Gate: a hit whose cosine similarity to the query is under ``SEARCH_MIN_SIMILARITY`` is not
    relevant; with none relevant, the answer is "not found" and the context holds no memories.
@@ -31,6 +32,7 @@ from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
 from memories.models import EndUser, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
+from memories.search.dates import named_days
 from memories.search.fusion import fuse
 from memories.search.hits import Hit, Turn, load_hits
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
@@ -257,11 +259,13 @@ def retrieve(
     by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
     by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
+    by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
     message_ids = list(
         dict.fromkeys(
             [pk for _, kind, pk in by_vector if kind == "message"]
             + by_words
             + [pk for kind, pk in by_entity if kind == "message"]
+            + [pk for pk, _ in by_time]
         )
     )
     turns = retrievers.neighbours(message_ids=message_ids)
@@ -272,6 +276,7 @@ def retrieve(
         "vector": [(kind, pk) for _, kind, pk in by_vector],
         "words": [("message", pk) for pk in by_words],
         "entity": by_entity,
+        "time": [("message", pk) for pk, _ in by_time],
     }
     ranked = fuse(
         rankings=list(rankings.values()),
@@ -282,7 +287,8 @@ def retrieve(
     for name, ranking in rankings.items():
         for rank, candidate in enumerate(ranking, start=1):
             found_by.setdefault(candidate, []).append(f"{name} #{rank}")
-    distances = {(kind, pk): distance for distance, kind, pk in by_vector}
+    distances = {("message", pk): distance for pk, distance in by_time}
+    distances |= {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
         ranked=ranked[:top_k],
         distances=distances,
@@ -291,6 +297,17 @@ def retrieve(
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
     )
+
+
+def _said_in_named_days(*, scope: Scope, query: str, vector: list[float], limit: int) -> list[tuple[int, float]]:
+    """The messages said in the days the query names (``dates.named_days``), nearest to ``vector``
+    first, as ``(id, cosine distance)``; ``[]`` when it names none or the caller set a window or
+    channel of their own."""
+    days = named_days(query)
+    if days is None or not scope.search_filter.is_empty:
+        return []
+    within = replace(scope, search_filter=SearchFilter.local_days(since=days[0], until=days[1]))
+    return retrievers.dense(kind="message", scope=within, vector=vector, limit=limit)
 
 
 def _embed(query: str) -> EmbeddingBatch:

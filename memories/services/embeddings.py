@@ -33,6 +33,9 @@ EMBEDDED_MODELS: dict[str, type[models.Model]] = {
 
 # The most sentence texts one message adds to what the model embeds for it.
 MAX_SENTENCE_PARTS = 16
+# Content longer than this is cut into runs of words rather than split into sentences (the
+# sentence splitter's time grows faster than the text).
+_MAX_SPLIT_CHARS = 4000
 
 
 def embedding_parts(row: models.Model) -> list[str]:
@@ -41,20 +44,31 @@ def embedding_parts(row: models.Model) -> list[str]:
     A message: its whole ``embedding_text``, then each sentence of its content and its photo
     caption, each as said by its speaker (``"Mel: I play the clarinet."``, ``"Mel shared a photo:
     a cat"``); a one-sentence message without a photo is its whole text alone. A message of more
-    than ``MAX_SENTENCE_PARTS`` sentences has that many runs of consecutive sentences instead.
-    Other kinds: their ``embedding_text``.
+    than ``MAX_SENTENCE_PARTS`` sentences has at most that many runs of consecutive sentences
+    instead, and one of more than 4,000 characters that many runs of consecutive words. Other
+    kinds: their ``embedding_text``.
     """
     if not isinstance(row, Message):
         return [row.embedding_text]
-    sentences = split_sentences(row.content)
-    if len(sentences) > MAX_SENTENCE_PARTS:
-        # Runs of consecutive sentences, so that a long message costs the model a bounded number of texts.
-        size = -(-len(sentences) // MAX_SENTENCE_PARTS)
-        sentences = [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
+    content = row.content.strip()
+    if len(content) > _MAX_SPLIT_CHARS:
+        sentences = _runs(content.split(), MAX_SENTENCE_PARTS)
+    else:
+        sentences = split_sentences(content)
+        if len(sentences) > MAX_SENTENCE_PARTS:
+            sentences = _runs(sentences, MAX_SENTENCE_PARTS)
+    if sentences == [content]:
+        sentences = []  # one sentence: the whole text already says it
     parts = [row.embedding_text] + [f"{row.speaker}: {sentence}" for sentence in sentences]
     if caption := (row.metadata or {}).get("image_caption"):
         parts.append(f"{row.speaker} shared a photo: {caption}")
     return list(dict.fromkeys(parts))
+
+
+def _runs(pieces: list[str], count: int) -> list[str]:
+    """``pieces`` joined into at most ``count`` runs of consecutive pieces, in order."""
+    size = -(-len(pieces) // count)
+    return [" ".join(pieces[i : i + size]) for i in range(0, len(pieces), size)]
 
 
 def embeddings_compute(*, embedder: Embedder, rows: Sequence[models.Model]) -> list[list[float]]:
