@@ -603,7 +603,8 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
     embedder.embed(texts[: settings.EMBEDDING_BATCH_SIZE])  # warm-up
     started = time.perf_counter()
     embedder.embed(texts)
-    raw = len(messages) / (time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    raw = len(messages) / seconds
 
     log = RESULTS_DIR / "speed-worker.log"
     with _service(["worker"], _child_env(INGEST_DATABASE, LOG_LEVEL="WARNING"), log) as worker:
@@ -630,8 +631,10 @@ def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) ->
         "ingest": rates,
         "worker": {
             "messages": pending,
-            "raw_model_embeddings_per_second": round(raw, 1),
-            "worker_embeddings_per_second": round(achieved, 1),
+            "model_inputs_per_message": round(len(texts) / len(messages), 2),
+            "raw_model_inputs_per_second": round(len(texts) / seconds, 1),
+            "raw_model_messages_per_second": round(raw, 1),
+            "worker_messages_per_second": round(achieved, 1),
             "worker_over_raw": round(achieved / raw, 3),
             "q_workers": settings.Q_CLUSTER["workers"],
             "embedding_batch_size": settings.EMBEDDING_BATCH_SIZE,
@@ -752,8 +755,9 @@ def format_tables(results: dict[str, Any]) -> str:
         )
         worker = results["worker"]
         out += (
-            f"\n\nWorker: {worker['worker_embeddings_per_second']} embeddings/s against the model's raw "
-            f"{worker['raw_model_embeddings_per_second']}/s ({worker['worker_over_raw']:.0%}); peak RSS "
+            f"\n\nWorker: {worker['worker_messages_per_second']} messages/s against the model's raw "
+            f"{worker['raw_model_messages_per_second']}/s ({worker['worker_over_raw']:.0%}; "
+            f"{worker['model_inputs_per_message']} model inputs per message); peak RSS "
             f"{worker['peak_rss_mb_all_processes']} MiB over its processes "
             f"(largest {worker['peak_rss_mb_largest_process']} MiB)."
         )

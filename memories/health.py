@@ -1,10 +1,11 @@
 """Health checks for load balancers and orchestrators: ``/healthz`` (alive) and ``/readyz`` (able to serve).
 
-``/readyz`` answers HTTP 503 only when this process cannot serve search, context and addMessages: the
-database does not answer, a migration is not applied, or the embedding backend cannot embed a text
-(every search embeds its query). The worker's heartbeat and the embedding backlog are reported in the
-body but never fail it: web processes serve without a worker (new messages wait for their vector), so
-one dead worker must not take every web process out of rotation. Alert on the metrics instead
+``/readyz`` answers HTTP 503 only when this process cannot serve: the database does not answer, a
+migration is not applied, or its embedding model cannot embed a text (it failed to load). The worker's
+heartbeat, the embedding backlog and a remote embedding backend that does not answer
+(``ModelBackendError``) are reported in the body but never fail it: they affect every web process
+alike, which still serve history and addMessages (new messages wait for their vector; a search
+answers ``MODEL_BACKEND_ERROR``), so they must not take every web process out of rotation. Alert on the metrics instead
 (``memory_worker_sweep_overdue_seconds``, ``memory_embedding_backlog_messages``,
 ``memory_summary_lag_seconds``; docs/operations.md).
 """
@@ -53,7 +54,8 @@ def readiness() -> dict[str, object]:
         ``{"status": "ready" | "not ready", "failed": [...], "degraded": [...], "checks": {...}}``:
         each check by name as ``{"ok": bool, ...details}``; ``failed`` names the failing checks of
         ``REQUIRED`` (any makes the status "not ready"), ``degraded`` the failing informational ones
-        (``worker``: its heartbeat is stale). Never raises: a failing check says why.
+        (``worker``: its heartbeat is stale), and ``embedding_backend`` when only its remote server failed.
+        Never raises: a failing check says why.
     """
     checks: dict[str, dict[str, object]] = {"database": _database()}
     if checks["database"]["ok"]:
@@ -62,8 +64,9 @@ def readiness() -> dict[str, object]:
         checks["worker"] = _worker()
         checks["embedding_backlog"] = {"ok": True, "messages": backlog_messages_count()}
     checks["embedding_backend"] = _embedding_backend()
-    failed = [name for name in REQUIRED if name in checks and not checks[name]["ok"]]
-    degraded = [name for name, check in checks.items() if name not in REQUIRED and not check["ok"]]
+    failing = [name for name, check in checks.items() if not check["ok"]]
+    failed = [name for name in failing if name in REQUIRED and not checks[name].get("remote")]
+    degraded = [name for name in failing if name not in failed]
     return {"status": "not ready" if failed else "ready", "failed": failed, "degraded": degraded, "checks": checks}
 
 
@@ -104,12 +107,15 @@ def _worker() -> dict[str, object]:
 
 
 def _embedding_backend() -> dict[str, object]:
-    from memories.llm import get_embedder
+    from memories.llm import ModelBackendError, get_embedder
 
     try:
         embedder = get_embedder()
         embedder.embed(["ready"])
-    except Exception as exc:  # noqa: BLE001 - any failure (ModelBackendError, a missing model) means not ready
+    except ModelBackendError as exc:  # a remote server that did not answer: every web process alike
+        logger.warning("readiness: embedding backend failed: %s", exc)
+        return {"ok": False, "remote": True, "error": f"{type(exc).__name__}: {exc}"}
+    except Exception as exc:  # noqa: BLE001 - any other failure (a model that cannot load) means not ready
         logger.warning("readiness: embedding backend failed: %s", exc)
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     return {"ok": True, "model": embedder.model_name}

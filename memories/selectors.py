@@ -12,12 +12,12 @@ from django.utils import timezone
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
 
 __all__ = [
-    "session_list_behind_summary",
     "diary_list",
     "knowledge_list",
     "message_list",
     "session_has_summary",
     "session_list",
+    "session_list_behind_summary",
     "session_summary_is_current",
     "summary_list",
 ]

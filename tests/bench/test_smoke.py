@@ -99,7 +99,7 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
     }
     worker = results["worker"]
     assert worker["messages"] == 230 + 1  # and the warm-up message
-    assert worker["worker_embeddings_per_second"] > 0
-    assert worker["raw_model_embeddings_per_second"] > 0
+    assert worker["worker_messages_per_second"] > 0
+    assert worker["raw_model_messages_per_second"] > 0
     assert "| search |" in completed.stdout
     assert "| context |" in completed.stdout

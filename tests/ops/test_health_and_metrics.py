@@ -14,6 +14,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 from django_q.models import Schedule
 
+from memories.llm import ModelBackendError
 from memories.models import Message, Session
 from memories.services.schedules import SWEEP_NAME
 
@@ -95,6 +96,21 @@ class BrokenEmbedder:
 
     def embed(self, texts):  # noqa: ANN001, ANN201
         raise RuntimeError("model server down")
+
+
+def test_readyz_stays_ready_when_a_remote_embedding_server_does_not_answer(client, settings):
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now())
+    settings.EMBEDDING_BACKEND = "tests.ops.test_health_and_metrics.UnreachableEmbedder"
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], ["embedding_backend"])
+    assert "connection refused" in body["checks"]["embedding_backend"]["error"]
+
+
+class UnreachableEmbedder(BrokenEmbedder):
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "embedding server: connection refused")
 
 
 def test_metrics_show_operation_latency_stages_and_backlog(client, add_messages, search, settings):
