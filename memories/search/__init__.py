@@ -10,7 +10,8 @@
    users (``memories.services.entities``), its facts and turns, most recent first; when it names
    a day or month (``dates``), the turns said then, by vector.
 4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
-   of the score of the turn before it and of its session's best.
+   of the score of the turn before it and of its session's best; the last of the ``top_k`` places
+   goes to the best candidate from a session the others do not show.
 5. Load the best ``top_k`` as hits, each message with the turns around it (``hits``).
 6. Gate: a hit whose cosine similarity to the query is under ``SEARCH_MIN_SIMILARITY`` is not
    relevant; with none relevant, the answer is "not found" and the context holds no memories.
@@ -33,7 +34,7 @@ from memories.models import EndUser, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.dates import named_days
-from memories.search.fusion import fuse
+from memories.search.fusion import fuse, with_a_new_session_last
 from memories.search.hits import Hit, Turn, load_hits
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrievers import ReembeddingNeeded
@@ -290,7 +291,7 @@ def retrieve(
     distances = {("message", pk): distance for pk, distance in by_time}
     distances |= {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
-        ranked=ranked[:top_k],
+        ranked=with_a_new_session_last(ranked, sessions=sessions, top_k=top_k),
         distances=distances,
         neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
         vector=vector,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-__all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse"]
+__all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse", "with_a_new_session_last"]
 
 RRF_K = 10
 # A turn gains this share of the fused score of the turn before it, the one it replies to: an answer
@@ -61,3 +61,22 @@ def fuse(
         if kind == "message" and (before := neighbours.get(pk, (None, None))[0]) is not None:
             smoothed[candidate] += NEIGHBOUR_SHARE * fused.get(("message", before), 0.0)
     return sorted(smoothed.items(), key=lambda item: (-item[1], first_seen[item[0]]))
+
+
+def with_a_new_session_last(
+    ranked: Sequence[tuple[Candidate, float]], *, sessions: Mapping[Candidate, int], top_k: int
+) -> list[tuple[Candidate, float]]:
+    """The first ``top_k`` of ``ranked``, but the last place goes to the best candidate from a session
+    none of the others comes from, when there is one (a candidate without a session is its own).
+
+    Many answers lie in two conversations, and the fused ranking tends to fill its places from the
+    one that matches best; one place kept for another session covers the second, at the cost of
+    that session's fifth or tenth best turn (result diversification, as in Carbonell & Goldstein's
+    maximal marginal relevance, SIGIR 1998, reduced to one place).
+    """
+    head = list(ranked[: top_k - 1])
+    shown = {sessions.get(candidate, candidate) for candidate, _ in head}
+    for item in ranked[top_k - 1 :]:
+        if sessions.get(item[0], item[0]) not in shown:
+            return [*head, item]
+    return list(ranked[:top_k])
