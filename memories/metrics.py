@@ -34,7 +34,7 @@ GRAPHQL_SECONDS = Histogram(
 )
 SEARCH_STAGE_SECONDS = Histogram(
     "memory_search_stage_seconds",
-    "Time of each stage of search and context: embed, retrieve, answer.",
+    "Time of each stage of search and context: embed, retrieve (which runs while the query is embedded), answer.",
     ["stage"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
 )

@@ -4,11 +4,12 @@
 
 1. Scope: the end users, sources (messages, summaries, knowledge, diaries), channel and time
    window a caller may read (``scope``).
-2. Embed the query once.
-3. Rank (``retrievers``): every kind by vector (one ranking: the similarities of one embedding
-   model compare across kinds), and messages by BM25; when the query names an entity of the
-   users (``memories.services.entities``), its facts and turns, most recent first; when it names
-   a day or month (``dates``), the turns said then, by vector.
+2. Embed the query once, in a second thread, while the database runs the rankings that need no
+   vector.
+3. Rank (``retrievers``): messages by BM25; when the query names an entity of the users
+   (``memories.services.entities``), its facts and turns, most recent first; then, with the
+   vector, every kind in one ranking (the similarities of one embedding model compare across
+   kinds); when the query names a day or month (``dates``), the turns said then, by vector.
 4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
    of the score of the turn before it and of its session's best; the last of the ``top_k`` places
    goes to the best candidate from a session the others do not show.
@@ -23,6 +24,8 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -129,15 +132,18 @@ def search(
     """
     top_k = settings.SEARCH_DEFAULT_TOP_K if top_k is None else top_k
     _validate(user_external_ids=user_external_ids, query=query, top_k=top_k, sources=sources)
-    scope = Scope.for_users(
-        user_external_ids=user_external_ids,
-        search_filter=search_filter or SearchFilter(),
-        sources=tuple(sources),
-        include_shared=include_shared,
-    )
-    embedding = _embed(query)
-    with SEARCH_STAGE_SECONDS.labels("retrieve").time():
-        hits = retrieve(scope=scope, query=query, vector=embedding.vectors[0], top_k=top_k)
+    with ThreadPoolExecutor(max_workers=1) as model:
+        # The model embeds the query while the database runs what needs no vector.
+        embedding = model.submit(_embed, query)
+        scope = Scope.for_users(
+            user_external_ids=user_external_ids,
+            search_filter=search_filter or SearchFilter(),
+            sources=tuple(sources),
+            include_shared=include_shared,
+        )
+        with SEARCH_STAGE_SECONDS.labels("retrieve").time():
+            hits = retrieve(scope=scope, query=query, vector=lambda: embedding.result().vectors[0], top_k=top_k)
+        embedding = embedding.result()
     reply = None
     if answer:
         with SEARCH_STAGE_SECONDS.labels("answer").time():
@@ -183,40 +189,44 @@ def context(
         window_turns=window_turns,
         max_tokens=max_tokens,
     )
-    session = (
-        Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
-        .select_related("user")
-        .first()
-    )
-    recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
-    window = [Turn.of(m) for m in reversed(recent)]
-    excluded = {m.pk for m in recent}
-    if query is None and session is not None:
-        latest = session.messages.filter(role=Role.USER).order_by("-created_at", "-id").first()
-        if latest is not None:
-            query = latest.content
-            excluded.add(latest.pk)
-    memories: list[Hit] = []
-    usage = Usage()
-    user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
-    if query and query.strip() and user is not None and max_tokens > 0:
-        scope = Scope(
-            user_pks=(user.pk,),
-            include_shared=include_shared,
-            exclude_message_pks=tuple(sorted(excluded)),
-            session_pk=None if include_other_sessions else getattr(session, "pk", -1),
+    with ThreadPoolExecutor(max_workers=1) as model:
+        # A query given is embedded while the database finds the session and its recent window.
+        embedding = model.submit(_embed, query) if query is not None and max_tokens > 0 else None
+        session = (
+            Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
+            .select_related("user")
+            .first()
         )
-        embedding = _embed(query)
-        usage = embedding.usage
-        with SEARCH_STAGE_SECONDS.labels("retrieve").time():
-            hits = retrieve(
-                scope=scope,
-                query=query,
-                vector=embedding.vectors[0],
-                top_k=settings.SEARCH_DEFAULT_TOP_K,
-                hidden=excluded,
+        recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
+        window = [Turn.of(m) for m in reversed(recent)]
+        excluded = {m.pk for m in recent}
+        if query is None and session is not None:
+            latest = session.messages.filter(role=Role.USER).order_by("-created_at", "-id").first()
+            if latest is not None:
+                query = latest.content
+                excluded.add(latest.pk)
+        memories: list[Hit] = []
+        usage = Usage()
+        user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
+        if query and query.strip() and user is not None and max_tokens > 0:
+            if embedding is None:
+                embedding = model.submit(_embed, query)
+            scope = Scope(
+                user_pks=(user.pk,),
+                include_shared=include_shared,
+                exclude_message_pks=tuple(sorted(excluded)),
+                session_pk=None if include_other_sessions else getattr(session, "pk", -1),
             )
-        memories = _within_budget(_relevant(hits), max_tokens)
+            with SEARCH_STAGE_SECONDS.labels("retrieve").time():
+                hits = retrieve(
+                    scope=scope,
+                    query=query,
+                    vector=lambda: embedding.result().vectors[0],
+                    top_k=settings.SEARCH_DEFAULT_TOP_K,
+                    hidden=excluded,
+                )
+            usage = embedding.result().usage
+            memories = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     window_tokens, memory_tokens, prompt_tokens = (
         sum(count_tokens([t.text for t in window])),
@@ -234,32 +244,33 @@ def context(
 
 
 def retrieve(
-    *, scope: Scope, query: str, vector: list[float], top_k: int, hidden: set[int] | frozenset[int] = frozenset()
+    *,
+    scope: Scope,
+    query: str,
+    vector: Sequence[float] | Callable[[], Sequence[float]],
+    top_k: int,
+    hidden: set[int] | frozenset[int] = frozenset(),
 ) -> list[Hit]:
     """The ``top_k`` best hits in ``scope`` for ``query`` (embedded as ``vector``), all sources fused.
 
+    ``vector`` may be a function returning the query embedding, called once the rankings that need
+    no vector (words, entities) have run: the model can compute it meanwhile, in another thread.
     ``hidden`` message ids are never shown as a hit's neighbouring turns.
 
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
     pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_HIT * top_k)
-    # One vector ranking over every kind (one embedding model, so the similarities compare), and
-    # one BM25 ranking over the messages.
-    by_vector = sorted(
-        (
-            (distance, kind, pk)
-            for kind in ("message", "summary", "knowledge", "diary")
-            for pk, distance in retrievers.dense(
-                kind=kind, scope=scope, vector=vector, limit=pool if kind == "message" else top_k
-            )
-        ),
-        key=lambda row: row[0],
-    )
-    # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
-    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
     by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
+    if callable(vector):
+        vector = vector()
+    limits = {kind: pool if kind == "message" else top_k for kind in SOURCES}
+    by_vector = [
+        (distance, kind, pk) for kind, pk, distance in retrievers.dense(limits=limits, scope=scope, vector=vector)
+    ]
+    # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
+    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
     message_ids = list(
         dict.fromkeys(
@@ -308,7 +319,9 @@ def _said_in_named_days(*, scope: Scope, query: str, vector: list[float], limit:
     if days is None or not scope.search_filter.is_empty:
         return []
     within = replace(scope, search_filter=SearchFilter.local_days(since=days[0], until=days[1]))
-    return retrievers.dense(kind="message", scope=within, vector=vector, limit=limit)
+    return [
+        (pk, distance) for _, pk, distance in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
+    ]
 
 
 def _embed(query: str) -> EmbeddingBatch:

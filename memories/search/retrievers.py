@@ -7,6 +7,7 @@ sent through pgvector's psycopg adapter.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from contextlib import nullcontext
 from functools import cache
 from pathlib import Path
@@ -34,6 +35,10 @@ MODELS: dict[str, type[models.Model]] = {
 }
 
 
+# The ``Scope`` method giving each kind's condition.
+_CONDITIONS = {"message": "messages", "summary": "summaries", "knowledge": "knowledge", "diary": "diaries"}
+
+
 class ReembeddingNeeded(Exception):
     """Stored vectors were made by another embedding model than the configured one.
 
@@ -51,32 +56,45 @@ class ReembeddingNeeded(Exception):
         )
 
 
-def dense(*, kind: str, scope: Scope, vector: list[float], limit: int) -> list[tuple[int, float]]:
-    """The ``limit`` rows of ``kind`` in ``scope`` nearest to ``vector``: ``(id, cosine distance)``, nearest first.
+def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> list[tuple[str, int, float]]:
+    """The rows in ``scope`` nearest to ``vector``, of each kind the ``limits`` rows: ``(kind, id, cosine
+    distance)``, nearest first, in one statement.
+
+    One ranking for every kind: one embedding model made all the vectors, so their similarities compare.
 
     Args:
-        kind: one of ``memories.search.scope.SOURCES``.
+        limits: rows wanted per kind, each kind one of ``memories.search.scope.SOURCES``.
         vector: the query embedding (``EMBEDDING_DIMENSIONS`` floats).
 
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
-    condition = getattr(scope, {"summary": "summaries", "message": "messages", "diary": "diaries"}.get(kind, kind))()
-    if condition is None or not scope.user_pks and kind != "knowledge":
+    branches = []
+    for kind, limit in limits.items():
+        condition = getattr(scope, _CONDITIONS[kind])()
+        if condition is None or not scope.user_pks and kind != "knowledge":
+            continue
+        nearest = _statement("nearest.sql").format(
+            table=sql.Identifier(MODELS[kind]._meta.db_table), scope=condition, limit=sql.Literal(limit)
+        )
+        branches.append(
+            sql.SQL("SELECT {kind} AS kind, * FROM ({nearest}) AS {alias}").format(
+                kind=sql.Literal(kind), nearest=nearest, alias=sql.Identifier(kind)
+            )
+        )
+    if not branches:
         return []
-    model = MODELS[kind]
-    statement = _statement("nearest.sql").format(
-        table=sql.Identifier(model._meta.db_table), scope=condition, limit=sql.Literal(limit)
-    )
+    statement = sql.SQL("{} ORDER BY distance, kind, id").format(sql.SQL(" UNION ALL ").join(branches))
     params = {
         **scope.params(),
         "vector": np.asarray(vector, dtype=np.float32),
         "exact_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
     }
-    rows = _fetch(statement, params, model)
-    if any(embedding_model != settings.EMBEDDING_MODEL for _, embedding_model, _ in rows):
-        raise ReembeddingNeeded.of(model)
-    return [(pk, distance) for pk, _, distance in rows]
+    rows = _fetch(statement, params, Message)
+    for kind, _, embedding_model, _ in rows:
+        if embedding_model != settings.EMBEDDING_MODEL:
+            raise ReembeddingNeeded.of(MODELS[kind])
+    return [(kind, pk, distance) for kind, pk, _, distance in rows]
 
 
 def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:

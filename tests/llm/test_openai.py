@@ -323,16 +323,34 @@ def test_search_chat_failure_is_graphql_error_and_keeps_messages(
     assert [m["content"] for m in history["data"]["history"]["results"]] == [m["content"] for m in MESSAGES]
 
 
-def test_search_with_backend_unreachable_is_unavailable(
-    openai_settings, unreachable_openai_url: str, add_messages, gql
+CONTEXT = """
+query($input: ContextInput!) { context(input: $input) { ... on Context { prompt memories { content } } } }
+"""
+
+
+@pytest.mark.parametrize(
+    ("document", "query"),
+    [
+        (SEARCH, "What is my favourite food?"),
+        (CONTEXT, "What is my favourite food?"),
+        (CONTEXT, None),  # the session's latest user message is the query
+    ],
+    ids=["search", "context", "context-default-query"],
+)
+def test_search_and_context_with_backend_unreachable_are_unavailable(
+    openai_settings, unreachable_openai_url: str, add_messages, gql, document: str, query: str | None
 ) -> None:
     add_messages("u1", "s1", MESSAGES)
     openai_settings.OPENAI_BASE_URL = unreachable_openai_url
+    variables = {"userId": "u1", "query": query} if document == SEARCH else {"userId": "u1", "sessionId": "s1"}
+    if document == CONTEXT and query:
+        variables["query"] = query
 
-    body = gql(SEARCH, {"input": {"userId": "u1", "query": "What is my favourite food?"}})
+    body = gql(document, {"input": variables})
 
     (error,) = body["errors"]
     assert error["extensions"]["code"] == "MODEL_BACKEND_UNAVAILABLE"
+    assert body["data"] is None
 
 
 @pytest.mark.django_db(transaction=True)  # real commits: on_commit callbacks run inside the request
