@@ -188,6 +188,12 @@ EXACT_SEARCH_MAX_ROWS = env.int("EXACT_SEARCH_MAX_ROWS", default=10000)
 HNSW_EF_SEARCH = max(env.int("HNSW_EF_SEARCH", default=100), 5 * SEARCH_MAX_TOP_K, 50)
 _options = DATABASES["default"].setdefault("OPTIONS", {})
 _options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
+# Server-side binding, and a statement run 5 times on a connection is prepared (psycopg's
+# prepare_threshold): each search's statements are then planned once per connection, and the
+# query vector is sent in binary. Off for PgBouncer in transaction mode before 1.21.
+DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)
+if DATABASE_PREPARED_STATEMENTS:
+    _options.update(server_side_binding=True, prepare_threshold=5)
 
 # --- API limits (each rejected with a message naming the limit) --------------------------
 MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)
