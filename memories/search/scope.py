@@ -143,15 +143,21 @@ class Scope:
         )
 
     def knowledge(self) -> sql.Composable | None:
-        """Active knowledge of the users (and shared); ``None`` under any filter (it has no channel or time)."""
+        """Active knowledge of the users (and shared); ``None`` under any filter (it has no channel or time).
+
+        Kept to one session, only shared knowledge: a user's knowledge comes from all their sessions.
+        """
         if "knowledge" not in self.sources or not self.search_filter.is_empty:
             return None
+        if self.session_pk is not None:
+            return _all("user_id IS NULL", "status = 'active'") if self.include_shared else None
         owner = "(user_id = ANY(%(users)s) OR user_id IS NULL)" if self.include_shared else "user_id = ANY(%(users)s)"
         return _all(owner, "status = 'active'")
 
     def diaries(self) -> sql.Composable | None:
-        """Diaries in the window; ``None`` under a channel filter (diaries have no channel)."""
-        if "diary" not in self.sources or self.search_filter.channel:
+        """Diaries in the window; ``None`` under a channel filter (diaries have no channel) or kept to one
+        session (a diary covers a day of all sessions)."""
+        if "diary" not in self.sources or self.search_filter.channel or self.session_pk is not None:
             return None
         f = self.search_filter
         return _all(

@@ -108,9 +108,36 @@ def test_the_token_budget_cuts_memories(alice_history, gql):
     assert tight["memories"] == []
 
 
+ADD_KNOWLEDGE = (
+    "mutation($c: String!, $u: String) { addKnowledge(content: $c, userId: $u) { ... on Knowledge { id } } }"
+)
+UPSERT_DIARY = """
+mutation($u: String!, $c: String!) { upsertDiary(userId: $u, diaryDate: "2024-03-02", content: $c) { ... on Diary { id } } }
+"""
+
+
 def test_only_this_session_when_other_sessions_are_left_out(alice_history, gql):
-    result = context(gql, userId="alice", sessionId="now", windowTurns=1, includeOtherSessions=False)
-    assert {m["sessionId"] for m in result["memories"]} <= {"now"}
+    # Knowledge and diaries come from every session: left out with the other sessions.
+    gql(ADD_KNOWLEDGE, {"c": "Alice's dog Biscuit is a three-year-old beagle.", "u": "alice"})
+    gql(UPSERT_DIARY, {"u": "alice", "c": "Alice told me about Biscuit, her three-year-old beagle."})
+    gql(ADD_KNOWLEDGE, {"c": "Beagles usually live twelve to fifteen years."})  # shared
+    query = "How old is Biscuit the beagle?"
+
+    everything = context(gql, userId="alice", sessionId="now", windowTurns=1, query=query, includeShared=True)
+    assert {"KNOWLEDGE", "DIARY"} <= {m["kind"] for m in everything["memories"]}
+    assert {m["sessionId"] for m in everything["memories"]} - {None} > {"now"}
+
+    alone = context(gql, userId="alice", sessionId="now", windowTurns=1, query=query, includeOtherSessions=False)
+    assert alone["memories"]
+    assert {m["sessionId"] for m in alone["memories"]} == {"now"}
+
+    shared = context(
+        gql, userId="alice", sessionId="now", windowTurns=1, query=query, includeOtherSessions=False, includeShared=True
+    )
+    assert [m["content"] for m in shared["memories"] if m["kind"] == "KNOWLEDGE"] == [
+        "Beagles usually live twelve to fifteen years."
+    ]
+    assert "DIARY" not in {m["kind"] for m in shared["memories"]}
 
 
 def test_a_new_session_has_an_empty_window_and_still_finds_memories(alice_history, gql):
