@@ -79,6 +79,10 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "undated"
 
 
+# The columns of a message and its session and user that a hit shows (``Hit``, ``Turn``).
+_SHOWN = ("role", "content", "metadata", "created_at", "session__external_id", "user__external_id")
+
+
 def load_hits(
     *,
     ranked: list[tuple[tuple[str, int], float]],
@@ -104,10 +108,10 @@ def load_hits(
     turn_ids = {n for pk in message_ids for n in neighbours.get(pk, ()) if n and n not in hidden_message_ids}
     messages = {
         m.pk: m
-        # Neither the vector nor the full-text column is shown: not read (a vector is 384 floats to parse).
+        # Only the columns a hit shows are read.
         for m in Message.objects.filter(pk__in=set(message_ids) | turn_ids)
-        .defer("embedding", "search_vector")
         .select_related("session", "user")
+        .only(*_SHOWN)
         .annotate(distance=CosineDistance("embedding", vector))
     }
     related = {"summary": ("session", "user"), "knowledge": ("user",), "diary": ("user",)}
