@@ -266,9 +266,8 @@ def retrieve(
     if callable(vector):
         vector = vector()
     limits = {kind: pool if kind == "message" else top_k for kind in SOURCES}
-    by_vector = [
-        (distance, kind, pk) for kind, pk, distance in retrievers.dense(limits=limits, scope=scope, vector=vector)
-    ]
+    nearest = retrievers.dense(limits=limits, scope=scope, vector=vector)
+    by_vector = [(distance, kind, pk) for kind, pk, distance, _ in nearest]
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
     by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
@@ -281,9 +280,8 @@ def retrieve(
         )
     )
     turns = retrievers.neighbours(message_ids=message_ids)
-    summary_sessions = retrievers.summary_sessions(summary_ids=[pk for _, kind, pk in by_vector if kind == "summary"])
-    sessions = {("message", pk): session for pk, (session, _, _) in turns.items()}
-    sessions |= {("summary", pk): session for pk, session in summary_sessions.items()}
+    sessions = {("summary", pk): session for kind, pk, _, session in nearest if kind == "summary"}
+    sessions |= {("message", pk): session for pk, (session, _, _) in turns.items()}
     rankings = {
         "vector": [(kind, pk) for _, kind, pk in by_vector],
         "words": [("message", pk) for pk in by_words],
@@ -320,7 +318,8 @@ def _said_in_named_days(*, scope: Scope, query: str, vector: list[float], limit:
         return []
     within = replace(scope, search_filter=SearchFilter.local_days(since=days[0], until=days[1]))
     return [
-        (pk, distance) for _, pk, distance in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
+        (pk, distance)
+        for _, pk, distance, _ in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
     ]
 
 

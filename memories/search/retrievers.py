@@ -22,7 +22,7 @@ from memories.models import Diary, Entity, Knowledge, Message, Summary
 from memories.search.scope import Scope
 from memories.services.entities import entities_named_in
 
-__all__ = ["ReembeddingNeeded", "by_entities", "dense", "lexical", "neighbours", "summary_sessions"]
+__all__ = ["ReembeddingNeeded", "by_entities", "dense", "lexical", "neighbours"]
 
 # BM25's k1 (Robertson & Zaragoza 2009, their usual value).
 BM25_K1 = 1.2
@@ -56,9 +56,9 @@ class ReembeddingNeeded(Exception):
         )
 
 
-def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> list[tuple[str, int, float]]:
+def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> list[tuple[str, int, float, int | None]]:
     """The rows in ``scope`` nearest to ``vector``, of each kind the ``limits`` rows: ``(kind, id, cosine
-    distance)``, nearest first, in one statement.
+    distance, session pk)`` (the session ``None`` for knowledge and diaries), nearest first, in one statement.
 
     One ranking for every kind: one embedding model made all the vectors, so their similarities compare.
 
@@ -75,7 +75,10 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
         if condition is None or not scope.user_pks and kind != "knowledge":
             continue
         nearest = _statement("nearest.sql").format(
-            table=sql.Identifier(MODELS[kind]._meta.db_table), scope=condition, limit=sql.Literal(limit)
+            table=sql.Identifier(MODELS[kind]._meta.db_table),
+            scope=condition,
+            limit=sql.Literal(limit),
+            session=sql.SQL("session_id" if kind in ("message", "summary") else "NULL::bigint"),
         )
         branches.append(
             sql.SQL("SELECT {kind} AS kind, * FROM ({nearest}) AS {alias}").format(
@@ -91,10 +94,10 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
         "exact_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
     }
     rows = _fetch(statement, params, Message)
-    for kind, _, embedding_model, _ in rows:
+    for kind, _, embedding_model, _, _ in rows:
         if embedding_model != settings.EMBEDDING_MODEL:
             raise ReembeddingNeeded.of(MODELS[kind])
-    return [(kind, pk, distance) for kind, pk, _, distance in rows]
+    return [(kind, pk, distance, session) for kind, pk, _, session, distance in rows]
 
 
 def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
@@ -142,13 +145,6 @@ def _fetch(statement: sql.Composable, params: dict[str, object], model: type[mod
         if "vector" not in str(exc):
             raise
         raise ReembeddingNeeded.of(model) from exc  # pgvector: "different vector dimensions 384 and 1536"
-
-
-def summary_sessions(*, summary_ids: list[int]) -> dict[int, int]:
-    """The session pk of each summary id."""
-    if not summary_ids:
-        return {}
-    return dict(Summary.objects.filter(pk__in=summary_ids).values_list("pk", "session_id"))
 
 
 # The rows of one kind in scope linked to some entities, most recent first.
