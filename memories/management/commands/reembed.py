@@ -85,7 +85,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Embedded {summary} in {time.monotonic() - started:.0f}s; the service's vectors are now "
-                f"{embedder.model_name} ({reembed_column_dimensions(kind='message')} dimensions). Run the service "
-                f"with EMBEDDING_MODEL={embedder.model_name} EMBEDDING_DIMENSIONS={dimensions}."
+                f"{embedder.model_name} ({reembed_column_dimensions(kind='message')} dimensions). Restart the service "
+                f"(web and worker) now with EMBEDDING_MODEL={embedder.model_name} EMBEDDING_DIMENSIONS={dimensions}."
             )
         )
