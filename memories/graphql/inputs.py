@@ -97,6 +97,8 @@ class ContextInput:
         default=None, description="Token budget of the memories (default CONTEXT_MAX_TOKENS, 1000)."
     )
     include_other_sessions: bool = strawberry.field(
-        default=True, description="Memories from the user's other sessions too (false: this session only)."
+        default=True,
+        description="Memories from the user's other sessions too (false: this session's turns and summary only; "
+        "no knowledge or diaries, which come from every session).",
     )
     include_shared: bool = strawberry.field(default=False, description="Also system-wide knowledge.")

@@ -134,7 +134,7 @@ def search(
     _validate(user_external_ids=user_external_ids, query=query, top_k=top_k, sources=sources)
     with ThreadPoolExecutor(max_workers=1) as model:
         # The model embeds the query while the database runs what needs no vector.
-        embedding = model.submit(_embed, query)
+        future = model.submit(_embed, query)
         scope = Scope.for_users(
             user_external_ids=user_external_ids,
             search_filter=search_filter or SearchFilter(),
@@ -142,8 +142,8 @@ def search(
             include_shared=include_shared,
         )
         with SEARCH_STAGE_SECONDS.labels("retrieve").time():
-            hits = retrieve(scope=scope, query=query, vector=lambda: embedding.result().vectors[0], top_k=top_k)
-        embedding = embedding.result()
+            hits = retrieve(scope=scope, query=query, vector=lambda: future.result().vectors[0], top_k=top_k)
+        embedding = future.result()
     reply = None
     if answer:
         with SEARCH_STAGE_SECONDS.labels("answer").time():
@@ -189,14 +189,18 @@ def context(
         window_turns=window_turns,
         max_tokens=max_tokens,
     )
+    session = (
+        Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
+        .select_related("user")
+        .first()
+    )
+    user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
+    memories: list[Hit] = []
+    usage = Usage()
     with ThreadPoolExecutor(max_workers=1) as model:
-        # A query given is embedded while the database finds the session and its recent window.
-        embedding = model.submit(_embed, query) if query is not None and max_tokens > 0 else None
-        session = (
-            Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
-            .select_related("user")
-            .first()
-        )
+        # A query given is embedded while the database reads the recent window.
+        wanted = user is not None and max_tokens > 0
+        future = model.submit(_embed, query) if wanted and query is not None else None
         recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
         window = [Turn.of(m) for m in reversed(recent)]
         excluded = {m.pk for m in recent}
@@ -205,12 +209,8 @@ def context(
             if latest is not None:
                 query = latest.content
                 excluded.add(latest.pk)
-        memories: list[Hit] = []
-        usage = Usage()
-        user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
-        if query and query.strip() and user is not None and max_tokens > 0:
-            if embedding is None:
-                embedding = model.submit(_embed, query)
+        if wanted and query and query.strip():
+            future = future or model.submit(_embed, query)
             scope = Scope(
                 user_pks=(user.pk,),
                 include_shared=include_shared,
@@ -221,11 +221,11 @@ def context(
                 hits = retrieve(
                     scope=scope,
                     query=query,
-                    vector=lambda: embedding.result().vectors[0],
+                    vector=lambda: future.result().vectors[0],
                     top_k=settings.SEARCH_DEFAULT_TOP_K,
                     hidden=excluded,
                 )
-            usage = embedding.result().usage
+            usage = future.result().usage
             memories = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     window_tokens, memory_tokens, prompt_tokens = (
@@ -309,7 +309,7 @@ def retrieve(
     )
 
 
-def _said_in_named_days(*, scope: Scope, query: str, vector: list[float], limit: int) -> list[tuple[int, float]]:
+def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
     """The messages said in the days the query names (``dates.named_days``), nearest to ``vector``
     first, as ``(id, cosine distance)``; ``[]`` when it names none or the caller set a window or
     channel of their own."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 
@@ -88,7 +89,7 @@ def load_hits(
     ranked: list[tuple[tuple[str, int], float]],
     distances: dict[tuple[str, int], float],
     neighbours: dict[int, tuple[int | None, int | None]],
-    vector: list[float],
+    vector: Sequence[float],
     hidden_message_ids: frozenset[int] = frozenset(),
     found_by: dict[tuple[str, int], list[str]] | None = None,
 ) -> list[Hit]:
@@ -108,7 +109,7 @@ def load_hits(
     turn_ids = {n for pk in message_ids for n in neighbours.get(pk, ()) if n and n not in hidden_message_ids}
     messages = {
         m.pk: m
-        # Only the columns a hit shows are read.
+        # Only the columns a hit shows: the vector and full-text columns are large and unused here.
         for m in Message.objects.filter(pk__in=set(message_ids) | turn_ids)
         .select_related("session", "user")
         .only(*_SHOWN)

@@ -49,18 +49,21 @@ class ReembeddingNeeded(Exception):
     code = "REEMBEDDING_NEEDED"
 
     @classmethod
-    def of(cls, model: type[models.Model]) -> ReembeddingNeeded:
+    def of(cls, *kinds: type[models.Model]) -> ReembeddingNeeded:
+        """The error for vectors of these kinds (one of them made by another model)."""
+        names = " or ".join(str(model._meta.verbose_name) for model in kinds)
         return cls(
-            f"Stored {model._meta.verbose_name} vectors were made by another embedding model than the configured "
+            f"Stored {names} vectors were made by another embedding model than the configured "
             f"{settings.EMBEDDING_MODEL!r}: run `manage.py reembed`, or configure the model that made them."
         )
 
 
 def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> list[tuple[str, int, float, int | None]]:
-    """The rows in ``scope`` nearest to ``vector``, of each kind the ``limits`` rows: ``(kind, id, cosine
-    distance, session pk)`` (the session ``None`` for knowledge and diaries), nearest first, in one statement.
+    """The rows in ``scope`` nearest to ``vector``, up to ``limits[kind]`` of each kind, in one statement.
 
-    One ranking for every kind: one embedding model made all the vectors, so their similarities compare.
+    One ranking for every kind: one embedding model made all the vectors, so their similarities
+    compare. Rows are ``(kind, id, cosine distance, session pk)`` (the session ``None`` for knowledge
+    and diaries), nearest first; equal distances in the order of ``limits``, then by id.
 
     Args:
         limits: rows wanted per kind, each kind one of ``memories.search.scope.SOURCES``.
@@ -69,8 +72,8 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
     """
-    branches = []
-    for kind, limit in limits.items():
+    branches, kinds = [], []
+    for position, (kind, limit) in enumerate(limits.items()):
         condition = getattr(scope, _CONDITIONS[kind])()
         if condition is None or not scope.user_pks and kind != "knowledge":
             continue
@@ -81,23 +84,24 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
             session=sql.SQL("session_id" if kind in ("message", "summary") else "NULL::bigint"),
         )
         branches.append(
-            sql.SQL("SELECT {kind} AS kind, * FROM ({nearest}) AS {alias}").format(
-                kind=sql.Literal(kind), nearest=nearest, alias=sql.Identifier(kind)
+            sql.SQL("SELECT {kind} AS kind, {position} AS position, * FROM ({nearest}) AS {alias}").format(
+                kind=sql.Literal(kind), position=sql.Literal(position), nearest=nearest, alias=sql.Identifier(kind)
             )
         )
+        kinds.append(MODELS[kind])
     if not branches:
         return []
-    statement = sql.SQL("{} ORDER BY distance, kind, id").format(sql.SQL(" UNION ALL ").join(branches))
+    statement = sql.SQL("{} ORDER BY distance, position, id").format(sql.SQL(" UNION ALL ").join(branches))
     params = {
         **scope.params(),
         "vector": np.asarray(vector, dtype=np.float32),
         "exact_max_rows": settings.EXACT_SEARCH_MAX_ROWS,
     }
-    rows = _fetch(statement, params, Message)
-    for kind, _, embedding_model, _, _ in rows:
+    rows = _fetch(statement, params, *kinds)
+    for kind, _, _, embedding_model, _, _ in rows:
         if embedding_model != settings.EMBEDDING_MODEL:
             raise ReembeddingNeeded.of(MODELS[kind])
-    return [(kind, pk, distance, session) for kind, pk, _, session, distance in rows]
+    return [(kind, pk, distance, session) for kind, _, pk, _, session, distance in rows]
 
 
 def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
@@ -123,14 +127,16 @@ def neighbours(*, message_ids: list[int]) -> dict[int, tuple[int, int | None, in
 
 @cache
 def _statement(name: str) -> sql.SQL:
-    """The statement in ``sql/name`` without its comment lines: parameters are bound on the client,
-    where a value holding a newline would end a comment around a placeholder and run as SQL."""
+    """The statement in ``sql/name`` without its comment lines: parameters may be bound on the client
+    (``DATABASE_PREPARED_STATEMENTS=false``), where a value holding a newline would end a comment
+    around a placeholder and run as SQL."""
     text = (Path(__file__).parent / "sql" / name).read_text()
     return sql.SQL("\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--")))
 
 
-def _fetch(statement: sql.Composable, params: dict[str, object], model: type[models.Model]) -> list[tuple]:
-    """Run one statement on Django's connection; a pgvector dimension mismatch is ``ReembeddingNeeded``."""
+def _fetch(statement: sql.Composable, params: dict[str, object], *kinds: type[models.Model]) -> list[tuple]:
+    """Run one statement on Django's connection; a pgvector dimension mismatch is ``ReembeddingNeeded``
+    for the ``kinds`` it ranks."""
     connection.ensure_connection()
     raw = connection.connection
     if raw.adapters.types.get("vector") is None:
@@ -144,7 +150,7 @@ def _fetch(statement: sql.Composable, params: dict[str, object], model: type[mod
     except DataError as exc:
         if "vector" not in str(exc):
             raise
-        raise ReembeddingNeeded.of(model) from exc  # pgvector: "different vector dimensions 384 and 1536"
+        raise ReembeddingNeeded.of(*kinds) from exc  # pgvector: "different vector dimensions 384 and 1536"
 
 
 # The rows of one kind in scope linked to some entities, most recent first.

@@ -77,7 +77,8 @@ class Scope:
 
     ``exclude_message_pks`` are messages never returned (a chatbot's recent window and the
     message being answered); ``session_pk``, when set, keeps messages and summaries to one
-    session. ``include_shared`` adds system-wide knowledge (no owner).
+    session and leaves out the users' knowledge and diaries, which come from every session.
+    ``include_shared`` adds system-wide knowledge (no owner).
     """
 
     user_pks: tuple[int, ...]
@@ -155,8 +156,10 @@ class Scope:
         return _all(owner, "status = 'active'")
 
     def diaries(self) -> sql.Composable | None:
-        """Diaries in the window; ``None`` under a channel filter (diaries have no channel) or kept to one
-        session (a diary covers a day of all sessions)."""
+        """Diaries in the window; ``None`` under a channel filter or kept to one session.
+
+        Diaries have no channel, and one covers a day of every session.
+        """
         if "diary" not in self.sources or self.search_filter.channel or self.session_pk is not None:
             return None
         f = self.search_filter

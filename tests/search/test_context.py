@@ -112,7 +112,9 @@ ADD_KNOWLEDGE = (
     "mutation($c: String!, $u: String) { addKnowledge(content: $c, userId: $u) { ... on Knowledge { id } } }"
 )
 UPSERT_DIARY = """
-mutation($u: String!, $c: String!) { upsertDiary(userId: $u, diaryDate: "2024-03-02", content: $c) { ... on Diary { id } } }
+mutation($u: String!, $c: String!) {
+  upsertDiary(userId: $u, diaryDate: "2024-03-02", content: $c) { ... on Diary { id } }
+}
 """
 
 

@@ -259,8 +259,9 @@ def alice_everything(add_messages):
 @pytest.mark.parametrize("model", [Message, Summary, Knowledge, Diary])
 def test_vectors_of_another_model_are_refused_whatever_their_kind(alice_everything, model):
     model.objects.update(embedding_model="some-older-model")
-    with pytest.raises(ReembeddingNeeded, match="manage.py reembed"):
+    with pytest.raises(ReembeddingNeeded, match="manage.py reembed") as refused:
         search(user_external_ids=["alice"], query="Which pet did I adopt?")
+    assert f"Stored {model._meta.verbose_name} vectors" in str(refused.value)
 
 
 class EightDimensionEmbedder:
@@ -272,12 +273,15 @@ class EightDimensionEmbedder:
         return EmbeddingBatch(vectors=[[0.5] * 8 for _ in texts])
 
 
-def test_a_query_vector_of_another_dimension_asks_for_reembedding(alice_everything, gql, settings):
+@pytest.mark.parametrize(("sources", "named"), [(None, "message"), (["KNOWLEDGE"], "knowledge")])
+def test_a_query_vector_of_another_dimension_asks_for_reembedding(alice_everything, gql, settings, sources, named):
     settings.EMBEDDING_BACKEND = "tests.search.test_retrievers.EightDimensionEmbedder"
-    body = gql(SEARCH, {"input": {"userId": "alice", "query": "Which pet did I adopt?"}})
+    query = {"userId": "alice", "query": "Which pet did I adopt?"} | ({"sources": sources} if sources else {})
+    body = gql(SEARCH, {"input": query})
     assert body["data"] is None
     assert body["errors"][0]["extensions"]["code"] == "REEMBEDDING_NEEDED"
     assert "manage.py reembed" in body["errors"][0]["message"]
+    assert named in body["errors"][0]["message"]
 
 
 # --- round trips -----------------------------------------------------------------------
