@@ -196,6 +196,7 @@ def context(
     )
     user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
     memories: list[Hit] = []
+    memory_tokens = 0
     usage = Usage()
     with ThreadPoolExecutor(max_workers=1) as model:
         # A query given is embedded while the database reads the recent window.
@@ -226,13 +227,10 @@ def context(
                     hidden=excluded,
                 )
             usage = future.result().usage
-            memories = _within_budget(_relevant(hits), max_tokens)
+            memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
-    window_tokens, memory_tokens, prompt_tokens = (
-        sum(count_tokens([t.text for t in window])),
-        sum(count_tokens([m.block() for m in memories])),
-        sum(count_tokens([prompt])) if prompt else 0,
-    )
+    *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
+    window_tokens = sum(turn_tokens)
     return Context(
         query=query,
         window=window,
@@ -334,24 +332,29 @@ def _relevant(hits: list[Hit]) -> list[Hit]:
     return [h for h in hits if h.score is None or h.score >= settings.SEARCH_MIN_SIMILARITY]
 
 
-def _within_budget(hits: list[Hit], max_tokens: int) -> list[Hit]:
-    """The best ``hits`` whose blocks fit ``max_tokens`` together, without a turn shown twice: a
-    message hit loses the turns an earlier kept hit shows, and is left out if its own turn is one."""
+def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
+    """The best ``hits`` whose blocks fit ``max_tokens`` together, and their blocks' tokens.
+
+    No turn is shown twice: a message hit loses the turns an earlier kept hit shows, and is left
+    out if its own turn is one.
+    """
     kept: list[Hit] = []
     shown: set[int] = set()
     used = 0
-    for hit in hits:
+    for hit, tokens in zip(hits, count_tokens([h.block() for h in hits]), strict=True):
         if hit.kind == "message":
             if hit.id in shown:
                 continue
-            hit = replace(hit, turns=tuple(t for t in hit.turns if t.id not in shown))
-        tokens = sum(count_tokens([hit.block()]))
+            turns = tuple(t for t in hit.turns if t.id not in shown)
+            if len(turns) < len(hit.turns):
+                hit = replace(hit, turns=turns)
+                tokens = sum(count_tokens([hit.block()]))
         if used + tokens > max_tokens:
             continue
         kept.append(hit)
         used += tokens
         shown.update(t.id for t in hit.turns)
-    return kept
+    return kept, used
 
 
 def _query_errors(query: str) -> list[str]:
