@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
@@ -42,7 +41,7 @@ from memories.search.hits import Hit, Turn, load_hits
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrievers import ReembeddingNeeded
 from memories.search.scope import SOURCES, Scope, SearchFilter
-from memories.services.validation import user_id_errors
+from memories.search.validation import MAX_QUERY_CHARS, validate_context, validate_search
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -61,9 +60,6 @@ __all__ = [
     "search",
 ]
 
-# The longest query taken, in characters: a question, not a document (the local model reads
-# its first 256 tokens, about 1,000 characters, anyway).
-MAX_QUERY_CHARS = 2000
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
 # one ranking but high by the other is still found.
 _MIN_CANDIDATES = 50
@@ -131,7 +127,7 @@ def search(
         ModelBackendError: the embedding or chat backend failed.
     """
     top_k = settings.SEARCH_DEFAULT_TOP_K if top_k is None else top_k
-    _validate(user_external_ids=user_external_ids, query=query, top_k=top_k, sources=sources)
+    validate_search(user_external_ids=user_external_ids, query=query, top_k=top_k, sources=sources)
     with ThreadPoolExecutor(max_workers=1) as model:
         # The model embeds the query while the database runs what needs no vector.
         future = model.submit(_embed, query)
@@ -182,7 +178,7 @@ def context(
     """
     window_turns = settings.CONTEXT_WINDOW_TURNS if window_turns is None else window_turns
     max_tokens = settings.CONTEXT_MAX_TOKENS if max_tokens is None else max_tokens
-    _validate_context(
+    validate_context(
         user_external_id=user_external_id,
         session_external_id=session_external_id,
         query=query,
@@ -355,49 +351,3 @@ def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
         used += tokens
         shown.update(t.id for t in hit.turns)
     return kept, used
-
-
-def _query_errors(query: str) -> list[str]:
-    if not query.strip():
-        return ["query must not be empty."]
-    if len(query) > MAX_QUERY_CHARS:
-        return [f"query must be at most {MAX_QUERY_CHARS} characters."]
-    if "\x00" in query:
-        return ["query must not contain the NUL character (U+0000)."]
-    return []
-
-
-def _validate(*, user_external_ids: list[str], query: str, top_k: int, sources: tuple[str, ...]) -> None:
-    errors: dict[str, list[str]] = {}
-    if not [u for u in user_external_ids if u.strip()]:
-        errors["userIds"] = ["Give at least one userId."]
-    elif problems := [p for u in user_external_ids for p in user_id_errors(user_external_id=u)]:
-        errors["userIds"] = problems[:1]
-    if problems := _query_errors(query):
-        errors["query"] = problems
-    if not 1 <= top_k <= settings.SEARCH_MAX_TOP_K:
-        errors["topK"] = [f"topK must be between 1 and {settings.SEARCH_MAX_TOP_K}."]
-    if not sources or set(sources) - set(SOURCES):
-        errors["sources"] = [f"sources must name at least one of {', '.join(SOURCES)}."]
-    if errors:
-        raise ValidationError(errors)
-
-
-def _validate_context(
-    *, user_external_id: str, session_external_id: str, query: str | None, window_turns: int, max_tokens: int
-) -> None:
-    errors: dict[str, list[str]] = {}
-    if problems := user_id_errors(user_external_id=user_external_id) or (
-        [] if user_external_id.strip() else ["userId must not be empty."]
-    ):
-        errors["userId"] = problems
-    if not session_external_id.strip() or "\x00" in session_external_id:
-        errors["sessionId"] = ["sessionId must be a non-empty id without NUL characters."]
-    if query is not None and (problems := _query_errors(query)):
-        errors["query"] = problems
-    if not 0 <= window_turns <= settings.MAX_PAGE_SIZE:
-        errors["windowTurns"] = [f"windowTurns must be between 0 and {settings.MAX_PAGE_SIZE}."]
-    if not 0 <= max_tokens <= 100_000:
-        errors["maxTokens"] = ["maxTokens must be between 0 and 100000."]
-    if errors:
-        raise ValidationError(errors)
