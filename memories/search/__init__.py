@@ -32,7 +32,7 @@ from django.conf import settings
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
-from memories.models import EndUser, Role, Session
+from memories.models import EndUser, Message, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.dates import named_days
@@ -198,11 +198,12 @@ def context(
         # A query given is embedded while the database reads the recent window.
         wanted = user is not None and max_tokens > 0
         future = model.submit(_embed, query) if wanted and query is not None else None
-        recent = list(session.messages.order_by("-created_at", "-id")[:window_turns]) if session else []
+        turns = session.messages.only("session", *Turn.COLUMNS) if session else Message.objects.none()
+        recent = list(turns.order_by("-created_at", "-id")[:window_turns])
         window = [Turn.of(m) for m in reversed(recent)]
         excluded = {m.pk for m in recent}
         if query is None and session is not None:
-            latest = session.messages.filter(role=Role.USER).order_by("-created_at", "-id").first()
+            latest = turns.filter(role=Role.USER).order_by("-created_at", "-id").first()
             if latest is not None:
                 query = latest.content
                 excluded.add(latest.pk)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
+from typing import ClassVar
 
 from pgvector.django import CosineDistance
 
@@ -24,6 +25,9 @@ class Turn:
     text: str  # speaker, content and any photo caption, as embedded
     created_at: datetime
     is_hit: bool
+
+    # The message columns ``of`` reads: a query for turns need read no others (not the vectors).
+    COLUMNS: ClassVar[tuple[str, ...]] = ("role", "content", "metadata", "created_at")
 
     @classmethod
     def of(cls, message: Message, *, is_hit: bool = False) -> Turn:
@@ -81,7 +85,7 @@ def _when(value: datetime | None) -> str:
 
 
 # The columns of a message and its session and user that a hit shows (``Hit``, ``Turn``).
-_SHOWN = ("role", "content", "metadata", "created_at", "session__external_id", "user__external_id")
+_SHOWN = (*Turn.COLUMNS, "session__external_id", "user__external_id")
 
 
 def load_hits(
