@@ -28,6 +28,8 @@ What runs, in this order:
    query})`` (hits and a generated answer: an embedding and a chat call), chatmemory ``POST
    /search {user_id, query}`` (top 5 summaries, knowledge and diaries, and an answer: an
    embedding and a chat call). Client-side wall time; p50 / p95 / p99 (nearest-rank).
+   Beside them, not compared, after each pair: ours with ``answer: false``, and ours doing
+   chatmemory's work (``sources: [SUMMARY, KNOWLEDGE, DIARY], topK: 5``, with the answer).
 
 Settings are read once per process: run it as its own process (``bench.speed --chatmemory``
 does), not after something else set Django up.
@@ -64,6 +66,8 @@ CHATMEMORY_DATABASE = "bench_compare_chatmemory"
 WARM_UP_QUERIES = 10
 DIMENSIONS = 384
 CHAT_REPLY = "From the memory: they talked about it."
+# What chatmemory's search ranks: derived memory only, no raw messages.
+DERIVED_SOURCES = ("SUMMARY", "KNOWLEDGE", "DIARY")
 # chatmemory's __main__, with our arguments (it reads them from the environment).
 _CHATMEMORY_SERVER = """
 import json, os, sys
@@ -299,12 +303,18 @@ def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: b
             "ours": lambda q: ours.post(SEARCH, {"input": {"userId": sample, "query": q}}),
             "chatmemory": lambda q: chatmemory.request("POST", "/search", {"user_id": sample, "query": q}),
         }
-        # Beside them, not compared: our search without the answer (no chat call).
-        retrieval = lambda q: ours.post(SEARCH, {"input": {"userId": sample, "query": q, "answer": False}})  # noqa: E731
+        # Beside them, not compared: our search without the answer (no chat call), and our search doing
+        # chatmemory's work (derived memory only, its top 5, with the answer).
+        beside = {
+            "ours_retrieval": lambda q: ours.post(SEARCH, {"input": {"userId": sample, "query": q, "answer": False}}),
+            "ours_derived_top5": lambda q: ours.post(
+                SEARCH, {"input": {"userId": sample, "query": q, "topK": 5, "sources": list(DERIVED_SOURCES)}}
+            ),
+        }
         for question in asked[:WARM_UP_QUERIES]:
-            for send in [*requests.values(), retrieval]:
+            for send in [*requests.values(), *beside.values()]:
                 send(question)
-        seconds: dict[str, list[float]] = {name: [] for name in [*requests, "ours_retrieval"]}
+        seconds: dict[str, list[float]] = {name: [] for name in [*requests, *beside]}
         model_calls = 0
         for i, question in enumerate(tqdm(asked, desc="searches, alternating", disable=not progress)):
             calls_before = len(fake.requests)
@@ -313,9 +323,10 @@ def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: b
                 requests[name](question)
                 seconds[name].append(time.perf_counter() - started)
             model_calls += len(fake.requests) - calls_before
-            started = time.perf_counter()
-            retrieval(question)
-            seconds["ours_retrieval"].append(time.perf_counter() - started)
+            for name, send in beside.items():
+                started = time.perf_counter()
+                send(question)
+                seconds[name].append(time.perf_counter() - started)
     figures = {name: latency_figures(values) for name, values in seconds.items()}
     return {
         "benchmark": "compare_chatmemory",
@@ -345,6 +356,7 @@ def format_table(results: dict[str, Any]) -> str:
         "ours": "this service (search, defaults)",
         "chatmemory": f"chatmemory {results['chatmemory_version']} (search, defaults)",
         "ours_retrieval": "this service, `answer: false` (no chat call; not compared)",
+        "ours_derived_top5": "this service, chatmemory's work: summaries, knowledge, diaries, `topK: 5` (not compared)",
     }
     for name, figures in results["latency"].items():
         lines.append(
