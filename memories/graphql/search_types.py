@@ -92,7 +92,8 @@ class SearchResultType:
     ``answerMode`` is ``generated`` (an LLM wrote it, citing hits), ``extractive`` (the
     supporting turns quoted with speaker and date; no LLM configured), or ``none`` when the
     search was asked for retrieval only (``answer: false``). ``found`` is false when no hit is
-    relevant enough (``SEARCH_MIN_SIMILARITY``): the answer then says so.
+    relevant enough (``SEARCH_MIN_SIMILARITY``), or, offline, when the relevant ones are only
+    questions nobody answered: the answer then says so. It is null with ``answer: false``.
     """
 
     answer: str | None

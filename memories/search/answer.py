@@ -37,7 +37,9 @@ def answer_question(
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
     Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, turns with
-    their speaker and date ("On 8 May 2023 Caroline said: ..."); nothing is generated. An LLM
+    their speaker and date ("On 8 May 2023 Caroline said: ..."); nothing is generated. A question
+    is quoted by the reply after it, and one that has no reply is not quoted: with nothing left to
+    quote the answer is "not found". An LLM
     gets the hits as numbered blocks and cites the numbers it used.
 
     Raises:
@@ -47,6 +49,8 @@ def answer_question(
         return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
     if chat.mode == "extractive":
         quoted = _supporting(relevant)
+        if not quoted:
+            return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
         return Answer(
             text="\n".join(text for text, _ in quoted),
             mode=chat.mode,
@@ -66,24 +70,27 @@ def _supporting(relevant: Sequence[Hit]) -> list[tuple[str, Hit]]:
     """Up to ``_QUOTED`` distinct quotes with the hit each comes from, messages first."""
     quotes: dict[str, Hit] = {}
     for hit in sorted(relevant, key=lambda h: h.kind != "message"):
-        quotes.setdefault(_quote(hit), hit)
+        if (quote := _quote(hit)) is not None:
+            quotes.setdefault(quote, hit)
         if len(quotes) == _QUOTED:
             break
     return list(quotes.items())
 
 
-def _answering_turn(hit: Hit) -> Turn:
-    """The hit's own turn, or, when it asks a question (which answers nothing), the reply after it."""
+def _answering_turn(hit: Hit) -> Turn | None:
+    """The hit's own turn, or, when it asks a question (which answers nothing), the reply after it;
+    ``None`` for a question with no reply shown."""
     position = next(i for i, t in enumerate(hit.turns) if t.is_hit)
     own = hit.turns[position]
-    if own.content.rstrip().endswith("?") and position + 1 < len(hit.turns):
-        return hit.turns[position + 1]
-    return own
+    if not own.content.rstrip().endswith("?"):
+        return own
+    return hit.turns[position + 1] if position + 1 < len(hit.turns) else None
 
 
-def _quote(hit: Hit) -> str:
+def _quote(hit: Hit) -> str | None:
     if hit.kind == "message":
-        turn = _answering_turn(hit)
+        if (turn := _answering_turn(hit)) is None:
+            return None
         return f"On {_day(turn.created_at)} {turn.speaker} said: \u201c{turn.content}\u201d"
     if hit.kind == "summary":
         return f"From the conversation of {_day(hit.conversation_time)}: {hit.content}"

@@ -11,6 +11,7 @@ import pytest
 from graphql import build_schema, parse, validate
 
 from memories.graphql.schema import schema
+from memories.services.embeddings import embeddings_fill
 
 SCHEMA = build_schema(str(schema))
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,35 +45,26 @@ def test_relative_link_exists(doc, target):
 
 
 def test_readme_chatbot_turn_works_as_shown(gql):
-    """The README's first example (a turn with its context) and its reply, with the README's variables."""
+    """The README's first example (a turn with its context) after its earlier session, its reply, and
+    the search after them, with the README's variables; the worker's embedding run in between."""
     readme = ROOT / "README.md"
-    turn, reply = _blocks(readme, "graphql")[:2]
-    variables = json.loads(_blocks(readme, "json")[0])
-    earlier = {
-        "userId": variables["userId"],
-        "sessionId": "2024-05-01",
-        "messages": [
-            {
-                "role": "user",
-                "content": "My favourite food is okonomiyaki, Hiroshima style.",
-                "createdAt": "2024-05-01T09:00:00+09:00",
-            },
-            {
-                "role": "assistant",
-                "content": "Noted! Do you cook it at home?",
-                "createdAt": "2024-05-01T09:00:05+09:00",
-            },
-        ],
-    }
+    turn, reply, ask = _blocks(readme, "graphql")[:3]
+    variables, earlier, shown = (json.loads(block) for block in _blocks(readme, "json")[:3])
     assert "errors" not in gql(reply, earlier)
+    embeddings_fill(kind="message")
 
     context = gql(turn, variables)["data"]["addMessages"]["context"]
 
     assert [t["content"] for t in context["window"]] == [variables["messages"][0]["content"]]
+    assert [m["content"] for m in context["memories"]] == [
+        m["content"] for m in shown["data"]["addMessages"]["context"]["memories"]
+    ]
     assert "okonomiyaki" in context["prompt"]
-    assert variables["messages"][0]["content"] not in [m["content"] for m in context["memories"]]
-    stored = gql(reply, {**variables, "messages": [{"role": "assistant", "content": "Okonomiyaki?"}]})
+    stored = gql(reply, {**variables, "messages": [{"role": "assistant", "content": "A vegetable stir-fry?"}]})
     assert stored["data"]["addMessages"]["skipped"] == 0
+    embeddings_fill(kind="message")
+    answer = gql(ask, {"input": {"userId": variables["userId"], "query": "What am I allergic to?", "topK": 3}})
+    assert "allergic to peanuts" in answer["data"]["search"]["answer"]
 
 
 def test_configuration_documents_every_environment_variable():

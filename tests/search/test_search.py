@@ -245,3 +245,34 @@ def test_the_offline_answer_quotes_the_reply_to_a_question_said_at_the_same_time
     )  # no createdAt: one batch, one time
     result = search(userId="alice", query="Which car do you drive to the hills?")
     assert "Alice said: \u201cA small red hatchback.\u201d" in result["answer"].splitlines()[0]
+
+
+def test_the_offline_answer_does_not_quote_a_question_nobody_answered(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "My favourite food is okonomiyaki.", "createdAt": "2024-05-01T10:00:00Z"},
+            {"role": "assistant", "content": "Noted!", "createdAt": "2024-05-01T10:00:05Z"},
+        ],
+    )
+    add_messages(
+        "alice",
+        "s2",
+        [{"role": "user", "content": "What is my favourite food again?", "createdAt": "2024-05-20T10:00:00Z"}],
+    )
+    result = search(userId="alice", query="What is my favourite food?")
+    assert result["found"] is True
+    assert "okonomiyaki" in result["answer"]
+    assert "again?" not in result["answer"]
+
+
+def test_an_unanswered_question_alone_is_not_found_in_memory(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [{"role": "user", "content": "What is my favourite food?", "createdAt": "2024-05-20T10:00:00Z"}],
+    )
+    result = search(userId="alice", query="What is my favourite food?")
+    assert result["found"] is False
+    assert result["answer"] == "Not found in memory."
