@@ -17,7 +17,10 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
 - ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
 
-GraphQL syntax and schema-validation errors pass through unchanged.
+- a document that does not parse: ``GRAPHQL_PARSE_FAILED``; one that does not validate against
+  the schema (an unknown field, a literal not of its type such as an inline
+  ``createdAt: "2024-02-30"``, a document nested past the depth limit):
+  ``GRAPHQL_VALIDATION_FAILED``; both with GraphQL's message (Apollo Server's codes).
 
 Client errors are logged as one line at INFO, without a traceback (a client cannot flood the log
 with them); only ``INTERNAL_ERROR`` is logged with its traceback, at ERROR. Strawberry's own
@@ -31,7 +34,7 @@ import logging
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.db import DataError
-from graphql.error import GraphQLError
+from graphql.error import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import MaskErrors
 
 from memories.llm import ModelBackendError
@@ -46,19 +49,22 @@ logger = logging.getLogger(__name__)
 _MAX_MESSAGE_CHARS = 500
 
 
-def _raised_by_resolver(error: GraphQLError) -> bool:
-    return error.original_error is not None
-
-
 class StableErrors(MaskErrors):
     """``MaskErrors`` that keeps model-backend failures readable and gives every error a code."""
 
     def __init__(self) -> None:
-        super().__init__(should_mask_error=_raised_by_resolver)
+        super().__init__(should_mask_error=lambda _: True)
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         original = error.original_error
-        if isinstance(original, ModelBackendError | ReembeddingNeeded):
+        if original is None and not error.path:
+            # The document itself: it did not parse, or did not validate against the schema.
+            parse_failed = isinstance(error, GraphQLSyntaxError)
+            message, code = (
+                _shortened(error.message),
+                "GRAPHQL_PARSE_FAILED" if parse_failed else "GRAPHQL_VALIDATION_FAILED",
+            )
+        elif isinstance(original, ModelBackendError | ReembeddingNeeded):
             message, code = str(original), original.code
         elif isinstance(original, PermissionDenied):
             message, code = str(original) or "Not allowed.", "FORBIDDEN"

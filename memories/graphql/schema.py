@@ -6,10 +6,12 @@ Who may act on which end user is checked once, for every field, by ``UserScopeEx
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 import strawberry
 from django.conf import settings
+from graphql.error import GraphQLSyntaxError
 from strawberry.extensions import (
     AddValidationRules,
     MaxAliasesLimiter,
@@ -41,6 +43,18 @@ def _limit_rules(max_depth: int, max_aliases: int) -> list:
     ]
 
 
+class _ParserCache(ParserCache):
+    """``ParserCache`` that leaves a document that does not parse to Strawberry's own parse, whose
+    error the operation's extensions (``StableErrors``) then see; raised from the cache's hook, the
+    error would skip them and reach the client without a code."""
+
+    def on_parse(self) -> Iterator[None]:
+        try:
+            yield from super().on_parse()
+        except GraphQLSyntaxError:
+            yield
+
+
 # A frontend sends the same few documents again and again: parse and validate each once.
 # The caches are bounded LRU caches (Strawberry's ParserCache and
 # ValidationCache), so distinct documents cannot grow memory without limit.
@@ -52,7 +66,7 @@ schema = strawberry.Schema(
     extensions=[
         DjangoOptimizerExtension,
         lambda: AddValidationRules(_limit_rules(settings.MAX_QUERY_DEPTH, settings.MAX_ALIASES)),
-        lambda: ParserCache(maxsize=DOCUMENT_CACHE_SIZE),
+        lambda: _ParserCache(maxsize=DOCUMENT_CACHE_SIZE),
         lambda: ValidationCache(maxsize=DOCUMENT_CACHE_SIZE),
         UserScopeExtension,
         StableErrors,

@@ -141,6 +141,20 @@ def test_an_unparsable_date_is_bad_user_input_naming_the_variable(gql, document,
     assert named in answer["errors"][0]["message"]
 
 
+@pytest.mark.parametrize(
+    ("document", "code", "says"),
+    [
+        ("{ history(userId: ", "GRAPHQL_PARSE_FAILED", "Syntax Error"),
+        ('{ history(userId: "u") { results { nope } } }', "GRAPHQL_VALIDATION_FAILED", "nope"),
+        ('{ diaries(userId: "u", diaryDate: "2024-02-30") { totalCount } }', "GRAPHQL_VALIDATION_FAILED", "2024-02-30"),
+    ],
+)
+def test_a_document_that_does_not_parse_or_validate_has_a_code(gql, document, code, says):
+    answer = gql(document)
+    assert _code(answer) == code
+    assert says in answer["errors"][0]["message"]
+
+
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_a_number_that_is_not_finite_is_bad_user_input(raw_post, number):
     body = f'{{"query": {json.dumps(SEARCH_OFFSET)}, "variables": {{"offset": {number}}}}}'
