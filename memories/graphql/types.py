@@ -278,6 +278,8 @@ class AddMessagesResult:
         include_shared: bool = False,
     ) -> ContextType | None:
         # Nullable: if the context fails (bad arguments, the model down), the stored messages are still reported.
+        asked = [m for m in self.messages if m.role == models.Role.USER]
+        newest = max(asked, key=lambda m: (m.created_at, m.pk), default=None)
         return ContextType.of(
             search.context(
                 user_external_id=self.session.user.external_id,
@@ -286,6 +288,8 @@ class AddMessagesResult:
                 max_tokens=max_tokens,
                 include_other_sessions=include_other_sessions,
                 include_shared=include_shared,
+                query_message_id=newest.pk if newest else None,
+                exclude_message_ids={m.pk for m in self.messages},
             )
         )
 

@@ -12,7 +12,7 @@
    kinds); when the query names a day or month (``dates``), the turns said then, by vector.
 4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
    of the score of the turn before it and of its session's best; the last of the ``top_k`` places
-   goes to the best candidate from a session the others do not show.
+   goes to the best relevant candidate (by vector) from a session the others do not show.
 5. Load the best ``top_k`` as hits, each message with the turns around it (``hits``).
 6. Gate: a hit whose cosine similarity to the query is under ``SEARCH_MIN_SIMILARITY`` is not
    relevant; with none relevant, the answer is "not found" and the context holds no memories.
@@ -24,7 +24,7 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -144,7 +144,12 @@ def search(
     if answer:
         with SEARCH_STAGE_SECONDS.labels("answer").time():
             reply = answer_question(
-                question=query, hits=hits, relevant=_relevant(hits), chat=get_chat_model(), multi_user=scope.multi_user
+                question=query,
+                hits=hits,
+                relevant=_relevant(hits),
+                chat=get_chat_model(),
+                multi_user=scope.multi_user,
+                zone=scope.search_filter.zone,
             )
     usage = embedding.usage + (reply.usage if reply else Usage())
     return SearchResult(hits=hits, answer=reply, usage=usage, multi_user=scope.multi_user)
@@ -159,18 +164,24 @@ def context(
     max_tokens: int | None = None,
     include_other_sessions: bool = True,
     include_shared: bool = False,
+    query_message_id: int | None = None,
+    exclude_message_ids: Collection[int] = (),
 ) -> Context:
     """The context for a chatbot's next turn in a session: recent window, relevant memories, prompt.
 
     Args:
         query: what to find memories for; default: the session's latest user message (which
-            is then left out of the memories, as the window's turns are).
+            is then left out of the memories, as the window's turns are). A message of the
+            session saying exactly ``query`` is left out too.
         window_turns: the session's last turns returned (default ``CONTEXT_WINDOW_TURNS``; 0: none).
         max_tokens: the memories' blocks are cut to fit this many tokens (default
             ``CONTEXT_MAX_TOKENS``), best first.
         include_other_sessions: memories from the user's other sessions (default); ``False``:
             only from this session, older than the window.
-        include_shared: also system-wide knowledge.
+        include_shared: also system-wide knowledge (for an end user with no rows yet too).
+        query_message_id: without ``query``, the session's message to use as the query instead of
+            its latest user message (``addMessages``: the newest user message it stored).
+        exclude_message_ids: messages never shown in the memories (``addMessages``: those it stored).
 
     Raises:
         ValidationError: a bad id, query, window size or token budget (names the field).
@@ -196,21 +207,24 @@ def context(
     usage = Usage()
     with ThreadPoolExecutor(max_workers=1) as model:
         # A query given is embedded while the database reads the recent window.
-        wanted = user is not None and max_tokens > 0
+        # An end user with no rows yet has no memory of their own, but shared knowledge applies to them.
+        wanted = (user is not None or include_shared) and max_tokens > 0
         future = model.submit(_embed, query) if wanted and query is not None else None
         turns = session.messages.only("session", *Turn.COLUMNS) if session else Message.objects.none()
         recent = list(turns.order_by("-created_at", "-id")[:window_turns])
         window = [Turn.of(m) for m in reversed(recent)]
-        excluded = {m.pk for m in recent}
+        excluded = {m.pk for m in recent} | set(exclude_message_ids)
+        given = query
         if query is None and session is not None:
-            latest = turns.filter(role=Role.USER).order_by("-created_at", "-id").first()
+            asked = turns.filter(pk=query_message_id) if query_message_id is not None else turns.filter(role=Role.USER)
+            latest = asked.order_by("-created_at", "-id").first()
             if latest is not None:
                 query = latest.content
                 excluded.add(latest.pk)
         if wanted and query and query.strip():
             future = future or model.submit(_embed, query)
             scope = Scope(
-                user_pks=(user.pk,),
+                user_pks=(user.pk,) if user is not None else (),
                 include_shared=include_shared,
                 exclude_message_pks=tuple(sorted(excluded)),
                 session_pk=None if include_other_sessions else getattr(session, "pk", -1),
@@ -224,6 +238,8 @@ def context(
                     hidden=excluded,
                 )
             usage = future.result().usage
+            # A turn of this session saying the query given is the query itself, not a memory of it.
+            hits = [h for h in hits if not _says_the_query(h, session_id=session_external_id, query=given)]
             memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
@@ -295,7 +311,8 @@ def retrieve(
     distances = {("message", pk): distance for pk, distance in by_time}
     distances |= {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
-        ranked=with_a_new_session_last(ranked, sessions=sessions, top_k=top_k),
+        # The place kept for another session goes to a relevant candidate, not a stray shared word.
+        ranked=with_a_new_session_last(ranked, sessions=sessions, top_k=top_k, eligible=set(rankings["vector"])),
         distances=distances,
         neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
         vector=vector,
@@ -305,13 +322,20 @@ def retrieve(
 
 
 def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
-    """The messages said in the days the query names (``dates.named_days``), nearest to ``vector``
-    first, as ``(id, cosine distance)``; ``[]`` when it names none or the caller set a window or
-    channel of their own."""
+    """The messages said in the days the query names (``dates.named_days``, local days in the caller's
+    zone), within the caller's own channel and window, nearest to ``vector`` first, as
+    ``(id, cosine distance)``; ``[]`` when it names none or none of them is in the caller's window."""
     days = named_days(query)
-    if days is None or not scope.search_filter.is_empty:
+    if days is None:
         return []
-    within = replace(scope, search_filter=SearchFilter.local_days(since=days[0], until=days[1]))
+    own = scope.search_filter
+    first = max(days[0], own.first_day) if own.first_day else days[0]
+    last = min(days[1], own.last_day) if own.last_day else days[1]
+    if last < first:
+        return []
+    offset = own.zone.utcoffset(None).total_seconds() / 3600
+    named = SearchFilter.local_days(since=first, until=last, utc_offset_hours=offset, channel=own.channel)
+    within = replace(scope, search_filter=named)
     return [
         (pk, distance)
         for _, pk, distance, _ in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
@@ -321,6 +345,11 @@ def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], li
 def _embed(query: str) -> EmbeddingBatch:
     with SEARCH_STAGE_SECONDS.labels("embed").time(), counted_call("embed"):
         return get_embedder().embed([query])
+
+
+def _says_the_query(hit: Hit, *, session_id: str, query: str | None) -> bool:
+    """Whether ``hit`` is a message of session ``session_id`` whose text is ``query`` (a query given)."""
+    return hit.kind == "message" and hit.session_id == session_id and hit.content == query
 
 
 def _relevant(hits: list[Hit]) -> list[Hit]:

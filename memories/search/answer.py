@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 
 from memories.llm import ChatModel, Usage
 from memories.metrics import counted_call
@@ -32,15 +32,22 @@ class Answer:
 
 
 def answer_question(
-    *, question: str, hits: Sequence[Hit], relevant: Sequence[Hit], chat: ChatModel, multi_user: bool = False
+    *,
+    question: str,
+    hits: Sequence[Hit],
+    relevant: Sequence[Hit],
+    chat: ChatModel,
+    multi_user: bool = False,
+    zone: tzinfo = UTC,
 ) -> Answer:
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
     Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, turns with
-    their speaker and date ("On 8 May 2023 Caroline said: ..."); nothing is generated. A question
-    is quoted by the reply after it, and one that has no reply is not quoted: with nothing left to
-    quote the answer is "not found". An LLM
-    gets the hits as numbered blocks and cites the numbers it used.
+    their speaker and date ("On 8 May 2023 Caroline said: ..."), the day as it was in ``zone``
+    (the caller's time zone), each quote after its end user's id ("[user u1] On ...") when
+    ``multi_user``; nothing is generated. A question is quoted by the reply after it, and one that
+    has no reply is not quoted: with nothing left to quote the answer is "not found". An LLM gets
+    the hits as numbered blocks and cites the numbers it used.
 
     Raises:
         ModelBackendError: the chat backend failed.
@@ -48,7 +55,7 @@ def answer_question(
     if not relevant:
         return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
     if chat.mode == "extractive":
-        quoted = _supporting(relevant)
+        quoted = _supporting(relevant, multi_user=multi_user, zone=zone)
         if not quoted:
             return Answer(text=NOT_FOUND, mode=chat.mode, found=False)
         return Answer(
@@ -66,12 +73,13 @@ def answer_question(
     return Answer(text=reply.text, mode=reply.mode, found=True, cited=cited, usage=reply.usage)
 
 
-def _supporting(relevant: Sequence[Hit]) -> list[tuple[str, Hit]]:
-    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, messages first."""
+def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, messages first; with several
+    end users searched, each quote names its user."""
     quotes: dict[str, Hit] = {}
     for hit in sorted(relevant, key=lambda h: h.kind != "message"):
-        if (quote := _quote(hit)) is not None:
-            quotes.setdefault(quote, hit)
+        if (quote := _quote(hit, zone)) is not None:
+            quotes.setdefault(f"[user {hit.user_id}] {quote}" if multi_user and hit.user_id else quote, hit)
         if len(quotes) == _QUOTED:
             break
     return list(quotes.items())
@@ -87,17 +95,23 @@ def _answering_turn(hit: Hit) -> Turn | None:
     return hit.turns[position + 1] if position + 1 < len(hit.turns) else None
 
 
-def _quote(hit: Hit) -> str | None:
+def _quote(hit: Hit, zone: tzinfo) -> str | None:
     if hit.kind == "message":
         if (turn := _answering_turn(hit)) is None:
             return None
-        return f"On {_day(turn.created_at)} {turn.speaker} said: \u201c{turn.content}\u201d"
+        return f"On {_day(turn.created_at, zone)} {turn.speaker} said: \u201c{turn.content}\u201d"
     if hit.kind == "summary":
-        return f"From the conversation of {_day(hit.conversation_time)}: {hit.content}"
+        return f"From the conversation of {_day(hit.conversation_time, zone)}: {hit.content}"
     if hit.kind == "diary":
-        return f"Diary, {_day(hit.conversation_time)}: {hit.content}"
+        return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
     return f"Known: {hit.content}"
 
 
-def _day(value: datetime | None) -> str:
-    return f"{value.day} {value:%B %Y}" if value else "an unknown date"
+def _day(value: datetime | None, zone: tzinfo) -> str:
+    if value is None:
+        return "an unknown date"
+    try:
+        local = value.astimezone(zone)
+    except OverflowError:  # past year 1 or 9999 in that zone: the UTC day
+        local = value
+    return f"{local.day} {local:%B %Y}"

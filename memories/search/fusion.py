@@ -10,7 +10,7 @@ neighbour and session shares below stay smaller than the gap between a top rank 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 __all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse", "with_a_new_session_last"]
 
@@ -64,10 +64,15 @@ def fuse(
 
 
 def with_a_new_session_last(
-    ranked: Sequence[tuple[Candidate, float]], *, sessions: Mapping[Candidate, int], top_k: int
+    ranked: Sequence[tuple[Candidate, float]],
+    *,
+    sessions: Mapping[Candidate, int],
+    top_k: int,
+    eligible: Collection[Candidate] | None = None,
 ) -> list[tuple[Candidate, float]]:
     """The first ``top_k`` of ``ranked``, but the last place goes to the best candidate from a session
-    none of the others comes from, when there is one (a candidate without a session is its own).
+    none of the others comes from, when there is one (a candidate without a session is its own) among
+    ``eligible`` (default: any; ``retrieve`` gives those similar enough to the query to be relevant).
 
     Many answers lie in two conversations, and the fused ranking tends to fill its places from the
     one that matches best; one place kept for another session covers the second, at the cost of
@@ -77,6 +82,6 @@ def with_a_new_session_last(
     head = list(ranked[: top_k - 1])
     shown = {sessions.get(candidate, candidate) for candidate, _ in head}
     for item in ranked[top_k - 1 :]:
-        if sessions.get(item[0], item[0]) not in shown:
+        if sessions.get(item[0], item[0]) not in shown and (eligible is None or item[0] in eligible):
             return [*head, item]
     return list(ranked[:top_k])

@@ -7,12 +7,13 @@ statements of ``memories.search.retrievers``; ``Scope.params()`` gives their val
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 
 from django.core.exceptions import ValidationError
 from psycopg import sql
 
 from memories.models import EndUser
+from memories.services.validation import text_errors
 
 __all__ = ["SOURCES", "Scope", "SearchFilter"]
 
@@ -25,7 +26,8 @@ class SearchFilter:
     """Narrows retrieval to a channel and to a window of conversation time.
 
     ``start``/``end`` bound when things were said (``start`` inclusive, ``end`` exclusive);
-    ``first_day``/``last_day`` are the same window as local dates, for diaries. Knowledge has
+    ``first_day``/``last_day`` are the same window as local dates, for diaries; ``zone`` is the
+    caller's time zone, of the days a query names and an answer's dates. Knowledge has
     neither a channel nor a conversation time, so any filter leaves it out; diaries have no
     channel, so a channel filter leaves them out.
     """
@@ -35,6 +37,7 @@ class SearchFilter:
     end: datetime | None = None
     first_day: date | None = None
     last_day: date | None = None
+    zone: tzinfo = UTC
 
     @classmethod
     def local_days(
@@ -44,15 +47,15 @@ class SearchFilter:
 
         Raises:
             ValidationError: ``until`` before ``since``, an offset outside -14..14 hours, or a
-                NUL character in ``channel``.
+                NUL character or a lone surrogate in ``channel``.
         """
         errors: dict[str, list[str]] = {}
         if not -14 <= utc_offset_hours <= 14:
             errors["utcOffsetHours"] = ["utcOffsetHours must be between -14 and 14."]
         if since and until and until < since:
             errors["until"] = ["until must not be before since."]
-        if channel and "\x00" in channel:
-            errors["channel"] = ["channel must not contain the NUL character (U+0000)."]
+        if channel and (problems := text_errors(field="channel", value=channel)):
+            errors["channel"] = problems
         if errors:
             raise ValidationError(errors)
         zone = timezone(timedelta(hours=utc_offset_hours))
@@ -64,6 +67,7 @@ class SearchFilter:
             end=datetime.combine(after_until, time.min, tzinfo=zone) if after_until else None,
             first_day=since,
             last_day=until,
+            zone=zone,
         )
 
     @property

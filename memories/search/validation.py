@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from memories.search.scope import SOURCES
-from memories.services.validation import user_id_errors
+from memories.services.validation import text_errors, user_id_errors
 
 __all__ = ["MAX_QUERY_CHARS", "validate_context", "validate_search"]
 
@@ -20,9 +20,8 @@ def _query_errors(query: str) -> list[str]:
         return ["query must not be empty."]
     if len(query) > MAX_QUERY_CHARS:
         return [f"query must be at most {MAX_QUERY_CHARS} characters."]
-    if "\x00" in query:
-        return ["query must not contain the NUL character (U+0000)."]
-    return []
+    # A NUL or a lone surrogate: text PostgreSQL cannot take, named here rather than failing later.
+    return text_errors(field="query", value=query)
 
 
 def validate_search(*, user_external_ids: list[str], query: str, top_k: int, sources: tuple[str, ...]) -> None:
@@ -59,8 +58,10 @@ def validate_context(
         [] if user_external_id.strip() else ["userId must not be empty."]
     ):
         errors["userId"] = problems
-    if not session_external_id.strip() or "\x00" in session_external_id:
-        errors["sessionId"] = ["sessionId must be a non-empty id without NUL characters."]
+    if not session_external_id.strip():
+        errors["sessionId"] = ["sessionId must not be empty."]
+    elif problems := text_errors(field="sessionId", value=session_external_id):
+        errors["sessionId"] = problems
     if query is not None and (problems := _query_errors(query)):
         errors["query"] = problems
     if not 0 <= window_turns <= settings.MAX_PAGE_SIZE:
