@@ -172,7 +172,8 @@ def context(
     Args:
         query: what to find memories for; default: the session's latest user message (which
             is then left out of the memories, as the window's turns are). A message of the
-            session saying exactly ``query`` is left out too.
+            session saying exactly ``query`` is left out too, and so is a summary of the session
+            whose turns are all in the window.
         window_turns: the session's last turns returned (default ``CONTEXT_WINDOW_TURNS``; 0: none).
         max_tokens: the memories' blocks are cut to fit this many tokens (default
             ``CONTEXT_MAX_TOKENS``), best first.
@@ -238,8 +239,7 @@ def context(
                     hidden=excluded,
                 )
             usage = future.result().usage
-            # A turn of this session saying the query given is the query itself, not a memory of it.
-            hits = [h for h in hits if not _says_the_query(h, session_id=session_external_id, query=given)]
+            hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
             memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
@@ -347,9 +347,14 @@ def _embed(query: str) -> EmbeddingBatch:
         return get_embedder().embed([query])
 
 
-def _says_the_query(hit: Hit, *, session_id: str, query: str | None) -> bool:
-    """Whether ``hit`` is a message of session ``session_id`` whose text is ``query`` (a query given)."""
-    return hit.kind == "message" and hit.session_id == session_id and hit.content == query
+def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | None) -> bool:
+    """Whether ``hit`` repeats what a chatbot already has in session ``session_id``: a message of it
+    saying the ``query`` given (the query itself), or a summary of it whose turns all are in ``window``."""
+    if hit.session_id != session_id:
+        return False
+    if hit.kind == "message":
+        return hit.content == query
+    return hit.kind == "summary" and bool(window) and hit.conversation_time >= window[0].created_at
 
 
 def _relevant(hits: list[Hit]) -> list[Hit]:

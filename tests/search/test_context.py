@@ -189,3 +189,17 @@ def test_a_failing_context_still_reports_the_stored_messages(alice_history, gql)
     assert body["data"]["addMessages"]["messages"] == [{"content": "Hi"}]
     assert body["data"]["addMessages"]["context"] is None
     assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+def test_a_summary_of_turns_all_in_the_window_is_not_a_memory(alice_history, gql):
+    body = gql(
+        'mutation { createSummaries(userId: "alice", overwrite: true) '
+        "{ ... on QueuedSummariesResult { queuedSessionIds } } }"
+    )
+    assert "errors" not in body, body
+    query = "Fine. I am walking my dog Biscuit in the park."
+    in_view = context(gql, userId="alice", sessionId="now", query=query, maxTokens=5000)
+    assert [m["sessionId"] for m in in_view["memories"] if m["kind"] == "SUMMARY"] == ["earlier"]
+    # With a window of one turn, the summary tells more than the window shows: it is a memory.
+    older = context(gql, userId="alice", sessionId="now", query=query, windowTurns=1, maxTokens=5000)
+    assert "now" in [m["sessionId"] for m in older["memories"] if m["kind"] == "SUMMARY"]
