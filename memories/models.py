@@ -156,6 +156,12 @@ class Message(models.Model):
             text += f" [shared a photo: {caption}]"
         return text
 
+    @property
+    def dated_text(self) -> str:
+        """``embedding_text`` after when it was said, for a chat model to resolve relative dates:
+        ``"[2024-05-01 09:00 UTC] Mia: I moved here last week."``."""
+        return f"[{self.created_at:%Y-%m-%d %H:%M} UTC] {self.embedding_text}"
+
 
 class SummaryMode(models.TextChoices):
     GENERATED = "generated"

@@ -226,11 +226,11 @@ class OpenAIChatModel(_Client):
         raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON, twice.")
 
     def answer(self, *, question: str, blocks: Sequence[str]) -> Answer:
-        """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA``."""
+        """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA`` or nothing."""
         text, usage = self._complete(
             prompts.ANSWER_SYSTEM, prompts.ANSWER_USER.format(data="\n\n".join(blocks), question=question)
         )
-        sufficient = prompts.INSUFFICIENT not in text
+        sufficient = bool(text) and prompts.INSUFFICIENT not in text
         return Answer(text="" if not sufficient else text, mode=self.mode, usage=usage, sufficient=sufficient)
 
 

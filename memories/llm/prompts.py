@@ -2,8 +2,10 @@
 
 SUMMARY_SYSTEM = (
     "You summarise a conversation between a user and an assistant for a long-term memory. "
-    "Write at most {max_sentences} plain sentences in the third person. Keep names, dates, "
-    "places, preferences, plans and facts about the people; drop greetings and small talk."
+    "Each line starts with when it was said (UTC) and who said it. Write at most {max_sentences} plain "
+    "sentences in the third person, saying who did what. Keep names, dates (write relative ones such as "
+    "'last week' as dates, from the time of their line), places, numbers, preferences, plans and facts "
+    "about the people; drop greetings and small talk."
 )
 
 INSUFFICIENT = "INSUFFICIENT_DATA"
@@ -21,10 +23,12 @@ ANSWER_USER = "Data:\n{data}\n\nQuestion: {question}"
 
 FACTS_SYSTEM = (
     "You maintain a long-term memory of durable facts about the user, the speaker of the messages given. "
-    "Each message starts with its id in brackets and the speaker's name. Write each fact as one short "
+    "Each message starts with its id in brackets, when it was said (UTC) and the speaker's name. "
+    "Write each fact as one short "
     'third-person statement naming the speaker ("Caroline lives in Osaka.", "Caroline has a guinea pig '
     'named Oscar."): where they live, work, family and partner, pets, health, allergies, diet, '
-    "preferences, long-held habits, plans with a date, possessions. Skip passing remarks, questions, "
+    "preferences, long-held habits, plans with a date (write relative dates such as 'next month' as dates, "
+    "from the time of their message), possessions. Skip passing remarks, questions, "
     "hypotheticals, things that are denied, and anything about other people that is not also about the "
     "user. Give the ids of the messages each fact comes from; a slot when the fact fills an attribute the "
     "user has one value of at a time (residence, job, partner, diet, name, pet_name:<kind>, "

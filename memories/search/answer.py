@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
@@ -15,6 +16,8 @@ __all__ = ["NOT_FOUND", "Answer", "answer_question"]
 NOT_FOUND = "Not found in memory."
 # Supporting hits quoted by an offline answer.
 _QUOTED = 2
+# An LLM's citation: "[2]", or several numbers in one bracket, "[2, 5]", as models often write despite the prompt.
+_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ def answer_question(
     (the caller's time zone), each quote after its end user's id ("[user u1] On ...") when
     ``multi_user``; nothing is generated. A question is quoted by the reply after it, and one that
     has no reply is not quoted: with nothing left to quote the answer is "not found". An LLM gets
-    the hits as numbered blocks and cites the numbers it used.
+    the hits as numbered blocks and cites the numbers it used ("[2][5]" or "[2, 5]").
 
     Raises:
         ModelBackendError: the chat backend failed.
@@ -69,7 +72,8 @@ def answer_question(
         reply = chat.answer(question=question, blocks=blocks)
     if not reply.sufficient:
         return Answer(text=NOT_FOUND, mode=reply.mode, found=False, usage=reply.usage)
-    cited = tuple(i - 1 for i in range(1, len(hits) + 1) if f"[{i}]" in reply.text)
+    numbers = {int(n) for group in _CITATION.findall(reply.text) for n in group.split(",")}
+    cited = tuple(i - 1 for i in range(1, len(hits) + 1) if i in numbers)
     return Answer(text=reply.text, mode=reply.mode, found=True, cited=cited, usage=reply.usage)
 
 

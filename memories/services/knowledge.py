@@ -147,8 +147,11 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
         return []
     live = Knowledge.objects.filter(user=session.user, status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE])
     known = list(live.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
-    extraction = get_chat_model().extract_facts(
-        messages=[(m.pk, m.embedding_text) for m in messages], known_facts=known
+    chat = get_chat_model()
+    # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
+    dated = chat.mode == "generated"
+    extraction = chat.extract_facts(
+        messages=[(m.pk, m.dated_text if dated else m.embedding_text) for m in messages], known_facts=known
     )
     embedder = get_embedder()
     vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors

@@ -7,7 +7,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Max
+from django.db.models import F
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -30,7 +30,9 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     """Summarise a session up to its newest message, unless its summary is already current.
 
     The summary's watermark (``last_message``) is the newest message (in arrival order) it
-    includes, so a resumed session is summarised again rather than left stale. Idempotent.
+    includes, so a resumed session is summarised again rather than left stale; messages that arrive
+    while the model writes are left for the next summary, and a message deleted meanwhile means
+    nothing is written (its words must not come back). Idempotent.
 
     Args:
         session_id: primary key of the session.
@@ -55,17 +57,18 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     watermark = max(messages, key=lambda m: m.pk)
     if existing is not None and existing.last_message_id == watermark.pk and not force:
         return existing
-    completion = get_chat_model().summarize(
-        lines=_summary_input(messages, previous=existing), max_sentences=settings.SUMMARY_MAX_SENTENCES
+    chat = get_chat_model()
+    completion = chat.summarize(
+        lines=_summary_input(messages, previous=existing, dated=chat.mode == "generated"),
+        max_sentences=settings.SUMMARY_MAX_SENTENCES,
     )
     embedder = get_embedder()
     vector = embedder.embed([completion.text]).vectors[0]
     with transaction.atomic():
-        # Messages may have been deleted or added while the model was writing: if so, write
-        # nothing (a delete or a new message queues its own summary).
+        # A message deleted while the model was writing: write nothing (its words must not come
+        # back; the delete queues a new summary). Messages added meanwhile are left for the next one.
         Session.objects.select_for_update().filter(pk=session.pk).first()
-        current = session.messages.aggregate(count=Count("id"), newest=Max("id"))
-        if (current["count"], current["newest"]) != (len(messages), watermark.pk):
+        if session.messages.filter(pk__in=[m.pk for m in messages]).count() != len(messages):
             return Summary.objects.filter(session=session).first()
         summary, _ = Summary.objects.update_or_create(
             session=session,
@@ -85,15 +88,18 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     return summary
 
 
-def _summary_input(messages: list, *, previous: Summary | None) -> list[str]:
+def _summary_input(messages: list, *, previous: Summary | None, dated: bool = False) -> list[str]:
     """The conversation lines to summarise, at most ``SUMMARY_MAX_INPUT_CHARS`` characters.
+
+    ``dated``: each line starts with when it was said (``"[2024-05-01 09:00 UTC] Mia: ..."``), so a
+    chat model can keep dates and resolve "last week"; an extractive summary quotes lines as they are.
 
     A long session keeps its newest lines; what is cut is represented by the previous summary
     (when there is one), so summaries stay bounded in cost and never exceed a model's context.
     The line that does not fit whole keeps its beginning, up to the budget, ending in "…" (so
     a newest message longer than the budget, up to ``MAX_MESSAGE_CHARS``, is still summarised).
     """
-    lines = [m.embedding_text for m in messages]
+    lines = [m.dated_text if dated else m.embedding_text for m in messages]
     budget = settings.SUMMARY_MAX_INPUT_CHARS
     if sum(len(line) for line in lines) <= budget:
         return lines

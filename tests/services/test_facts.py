@@ -78,7 +78,9 @@ def test_llm_facts_come_from_one_json_schema_call_and_a_reply_that_is_not_json_i
         requests.append(body)
         if len(requests) == 1:
             return "Sure! Here are the facts: Caroline lives in Osaka."
-        message_id = int(re.search(r"\[(\d+)\] Caroline: I live", body["messages"][-1]["content"]).group(1))
+        message_id = int(
+            re.search(r"\[(\d+)\] \[[^]]+ UTC\] Caroline: I live", body["messages"][-1]["content"]).group(1)
+        )
         fact = {"text": "Caroline lives in Osaka.", "message_ids": [message_id], "slot": "Residence"}
         return json.dumps({"facts": [{**fact, "confidence": 0.9, "replaces_id": None}]})
 

@@ -123,9 +123,9 @@ def test_openai_backend_extracts_facts_in_one_structured_call(settings, fake_ope
     def reply(body):
         if (body.get("response_format") or {}).get("type") != "json_schema":
             return "Aiko talked about food."
-        # The conversation is sent as "[id] Speaker: text" lines; 999 is an id the model made up.
+        # The conversation is sent as "[id] [when UTC] Speaker: text" lines; 999 is an id the model made up.
         conversation = body["messages"][-1]["content"]
-        message_id = int(re.search(r"\[(\d+)\] Aiko: By the way", conversation).group(1))
+        message_id = int(re.search(r"\[(\d+)\] \[[^]]+ UTC\] Aiko: By the way", conversation).group(1))
         return json.dumps({"facts": [{"text": "Aiko is allergic to peanuts.", "message_ids": [message_id, 999]}]})
 
     fake_openai.chat_reply = reply
