@@ -197,26 +197,25 @@ def context(
         window_turns=window_turns,
         max_tokens=max_tokens,
     )
-    session = (
-        Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
-        .select_related("user")
-        .first()
-    )
-    user = session.user if session else EndUser.objects.filter(external_id=user_external_id).first()
     memories: list[Hit] = []
     memory_tokens = 0
     usage = Usage()
     with ThreadPoolExecutor(max_workers=1) as model:
         # A query given is embedded while the database reads the recent window.
+        future = model.submit(_embed, query) if query is not None and max_tokens > 0 else None
+        # Joined through the session, whose (user, external id) index finds the window in one statement.
+        said = Message.objects.filter(
+            session__user__external_id=user_external_id, session__external_id=session_external_id
+        )
+        recent = list(said.only("session", "user", *Turn.COLUMNS).order_by("-created_at", "-id")[:window_turns])
+        user_pk, session_pk = _owner(recent, user_external_id=user_external_id, session_external_id=session_external_id)
         # An end user with no rows yet has no memory of their own, but shared knowledge applies to them.
-        wanted = (user is not None or include_shared) and max_tokens > 0
-        future = model.submit(_embed, query) if wanted and query is not None else None
-        turns = session.messages.only("session", *Turn.COLUMNS) if session else Message.objects.none()
-        recent = list(turns.order_by("-created_at", "-id")[:window_turns])
+        wanted = (user_pk is not None or include_shared) and max_tokens > 0
+        turns = Message.objects.filter(session_id=session_pk).only("session", *Turn.COLUMNS)
         window = [Turn.of(m) for m in reversed(recent)]
         excluded = {m.pk for m in recent} | set(exclude_message_ids)
         given = query
-        if query is None and session is not None:
+        if query is None and session_pk is not None:
             asked = turns.filter(pk=query_message_id) if query_message_id is not None else turns.filter(role=Role.USER)
             latest = asked.order_by("-created_at", "-id").first()
             if latest is not None:
@@ -225,10 +224,10 @@ def context(
         if wanted and query and query.strip():
             future = future or model.submit(_embed, query)
             scope = Scope(
-                user_pks=(user.pk,) if user is not None else (),
+                user_pks=(user_pk,) if user_pk is not None else (),
                 include_shared=include_shared,
                 exclude_message_pks=tuple(sorted(excluded)),
-                session_pk=None if include_other_sessions else getattr(session, "pk", -1),
+                session_pk=None if include_other_sessions else (session_pk or -1),
             )
             with SEARCH_STAGE_SECONDS.labels("retrieve").time():
                 hits = retrieve(
@@ -238,9 +237,10 @@ def context(
                     top_k=settings.SEARCH_DEFAULT_TOP_K,
                     hidden=excluded,
                 )
-            usage = future.result().usage
             hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
             memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
+        if future is not None:
+            usage = future.result().usage
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
     window_tokens = sum(turn_tokens)
@@ -340,6 +340,17 @@ def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], li
         (pk, distance)
         for _, pk, distance, _ in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
     ]
+
+
+def _owner(recent: list[Message], *, user_external_id: str, session_external_id: str) -> tuple[int | None, int | None]:
+    """The pks of the end user and the session (``None`` when not stored yet): from the window's
+    messages when it has any, else looked up."""
+    if recent:
+        return recent[0].user_id, recent[0].session_id
+    session = Session.objects.filter(user__external_id=user_external_id, external_id=session_external_id)
+    if ids := session.values_list("user_id", "pk").first():
+        return ids
+    return EndUser.objects.filter(external_id=user_external_id).values_list("pk", flat=True).first(), None
 
 
 def _embed(query: str) -> EmbeddingBatch:

@@ -44,7 +44,7 @@ def render_prompt(*, session_id: str, window: Sequence[Turn], memories: Sequence
     sections = []
     if memories:
         lines = [m.block(multi_user=multi_user) for m in memories]
-        sections.append("## Relevant memories (from earlier conversations)\n" + "\n\n".join(lines))
+        sections.append("## Relevant memories\n" + "\n\n".join(lines))
     if window:
         lines = [f"[{t.created_at:%Y-%m-%d %H:%M UTC}] {t.text}" for t in window]
         sections.append(f"## Recent conversation (session {session_id}, oldest first)\n" + "\n".join(lines))
