@@ -28,8 +28,11 @@ What runs, in this order:
    query})`` (hits and a generated answer: an embedding and a chat call), chatmemory ``POST
    /search {user_id, query}`` (top 5 summaries, knowledge and diaries, and an answer: an
    embedding and a chat call). Client-side wall time; p50 / p95 / p99 (nearest-rank).
-   Beside them, not compared, after each pair: ours with ``answer: false``, and ours doing
-   chatmemory's work (``sources: [SUMMARY, KNOWLEDGE, DIARY], topK: 5``, with the answer).
+   Beside them, not compared, after each pair: ours with ``answer: false``; ours doing
+   chatmemory's work (``sources: [SUMMARY, KNOWLEDGE, DIARY], topK: 5``, with the answer); ours
+   answering ``{ __typename }`` (what any request costs: HTTP, Django, the API key, GraphQL); and
+   the two model calls of a default search alone, made in this process with our backends (an
+   embedding, then a chat answer over one block).
 
 Settings are read once per process: run it as its own process (``bench.speed --chatmemory``
 does), not after something else set Django up.
@@ -287,6 +290,7 @@ def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: b
     from tqdm import tqdm
 
     from bench.speed import bench_api_key, latency_figures, served
+    from memories.llm import get_chat_model, get_embedder
 
     if settings.EMBEDDING_BACKEND != "openai" or settings.CHAT_BACKEND != "openai":
         raise RuntimeError("Django was set up before the OpenAI-wire settings were: run this in a process of its own.")
@@ -303,13 +307,17 @@ def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: b
             "ours": lambda q: ours.post(SEARCH, {"input": {"userId": sample, "query": q}}),
             "chatmemory": lambda q: chatmemory.request("POST", "/search", {"user_id": sample, "query": q}),
         }
-        # Beside them, not compared: our search without the answer (no chat call), and our search doing
-        # chatmemory's work (derived memory only, its top 5, with the answer).
+        # Beside them, not compared: our search without the answer (no chat call), our search doing
+        # chatmemory's work (derived memory only, its top 5, with the answer), and what a default search
+        # spends before it ranks anything: the serving stack, and its two model calls.
+        embedder, chat = get_embedder(), get_chat_model()
         beside = {
             "ours_retrieval": lambda q: ours.post(SEARCH, {"input": {"userId": sample, "query": q, "answer": False}}),
             "ours_derived_top5": lambda q: ours.post(
                 SEARCH, {"input": {"userId": sample, "query": q, "topK": 5, "sources": list(DERIVED_SOURCES)}}
             ),
+            "ours_serving": lambda q: ours.post("{ __typename }", {}),
+            "model_calls": lambda q: (embedder.embed([q]), chat.answer(question=q, blocks=[q])),
         }
         for question in asked[:WARM_UP_QUERIES]:
             for send in [*requests.values(), *beside.values()]:
@@ -357,6 +365,8 @@ def format_table(results: dict[str, Any]) -> str:
         "chatmemory": f"chatmemory {results['chatmemory_version']} (search, defaults)",
         "ours_retrieval": "this service, `answer: false` (no chat call; not compared)",
         "ours_derived_top5": "this service, chatmemory's work: summaries, knowledge, diaries, `topK: 5` (not compared)",
+        "ours_serving": "this service, `{ __typename }`: HTTP, Django, the API key, GraphQL (not compared)",
+        "model_calls": "the model calls of a default search alone: an embedding and a chat answer (not compared)",
     }
     for name, figures in results["latency"].items():
         lines.append(
