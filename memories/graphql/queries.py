@@ -141,6 +141,8 @@ class Query:
         "ranked together) and answer the question from the hits.",
     )
     def search(self, input: SearchInput) -> SearchResultType:  # noqa: A002 - GraphQL convention
+        if input.user_id is not None and not input.user_id.strip():
+            raise ValidationError({"userId": ["userId must not be empty."]})
         user_ids = list(input.user_ids or []) + ([input.user_id] if input.user_id else [])
         sources = tuple(dict.fromkeys(k.value for k in input.sources)) if input.sources is not None else search.SOURCES
         result = search.search(

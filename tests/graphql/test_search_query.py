@@ -252,3 +252,12 @@ def test_search_usage_is_null_when_the_backend_reports_none(add_messages, search
     add_messages("alice", "s1", [msg("I adopted a cat named Miso.", "2024-05-01T10:00:00Z")])
     result = search(userId="alice", query="Which pet did I adopt?")
     assert result["usage"] == {"promptTokens": None, "completionTokens": None, "embeddingTokens": None}
+
+
+@pytest.mark.parametrize("user_id", ["", "   "])
+def test_search_names_an_empty_user_id_as_the_field_given(user_id, search):
+    result = search(userId=user_id, query="anything")
+    assert result == {
+        "__typename": "OperationInfo",
+        "messages": [{"kind": "VALIDATION", "field": "userId", "message": "userId must not be empty."}],
+    }
