@@ -164,11 +164,7 @@ class Query:
             found=answer.found if answer else None,
             retrieved_data=result.retrieved_data if input.include_retrieved_data else None,
             stages=list(sources),
-            usage=UsageType(
-                prompt_tokens=result.usage.prompt_tokens,
-                completion_tokens=result.usage.completion_tokens,
-                embedding_tokens=result.usage.embedding_tokens,
-            ),
+            usage=UsageType.of(result.usage),
             hits=[HitType.of(h, multi_user=result.multi_user, cited=i in cited) for i, h in enumerate(result.hits)],
         )
 

@@ -8,6 +8,7 @@ import strawberry
 
 from memories import search
 from memories.graphql.enums import HitKind
+from memories.llm import Usage
 
 __all__ = ["ContextType", "HitType", "SearchResultType", "TokenCountsType", "TurnType", "UsageType"]
 
@@ -84,6 +85,14 @@ class UsageType:
     completion_tokens: int | None
     embedding_tokens: int | None
 
+    @classmethod
+    def of(cls, usage: Usage) -> UsageType:
+        return cls(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            embedding_tokens=usage.embedding_tokens,
+        )
+
 
 @strawberry.type(name="SearchResult")
 class SearchResultType:
@@ -126,6 +135,7 @@ class ContextType:
     memories: list[HitType]
     prompt: str = strawberry.field(description="Paste into the system prompt: labelled, dated sections.")
     tokens: TokenCountsType
+    usage: UsageType = strawberry.field(description="Tokens the model backends used: the query's embedding.")
 
     @classmethod
     def of(cls, result: search.Context) -> ContextType:
@@ -135,4 +145,5 @@ class ContextType:
             memories=[HitType.of(h) for h in result.memories],
             prompt=result.prompt,
             tokens=TokenCountsType(tokenizer=result.tokenizer, **result.tokens),
+            usage=UsageType.of(result.usage),
         )

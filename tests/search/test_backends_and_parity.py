@@ -149,6 +149,24 @@ def test_context_and_add_messages_context_find_other_sessions_with_the_remote_em
         assert {"sessionId": "s1", "content": MESSAGES[0]["content"]} in result["memories"]
 
 
+def test_context_reports_the_embedding_tokens_of_its_query(openai_settings, fake_openai: FakeOpenAI, add_messages, gql):
+    fake_openai.chat_reply = NO_FACTS
+    add_messages("mia", "s1", MESSAGES)
+    usage = "usage { promptTokens completionTokens embeddingTokens }"
+    document = f"query($input: ContextInput!) {{ context(input: $input) {{ ... on Context {{ {usage} }} }} }}"
+    seen = len(fake_openai.responses)
+
+    body = gql(document, {"input": {"userId": "mia", "sessionId": "s2", "query": "What is my favourite food?"}})
+
+    embeddings = [sent["usage"] for path, sent in fake_openai.responses[seen:] if path.endswith("/embeddings")]
+    assert len(embeddings) == 1
+    assert body["data"]["context"]["usage"] == {
+        "promptTokens": None,
+        "completionTokens": None,
+        "embeddingTokens": embeddings[0]["prompt_tokens"],
+    }
+
+
 def test_add_messages_context_with_the_embedder_failing_keeps_the_messages(
     openai_settings, fake_openai: FakeOpenAI, add_messages, gql
 ):
