@@ -111,9 +111,9 @@ def knowledge_list(
 ) -> QuerySet[Knowledge]:
     """A user's knowledge, shared (system-wide) knowledge, or both, in one status; newest change first."""
     queryset = Knowledge.objects.select_related("user").filter(status=status)
-    if user_external_id and shared:
+    if user_external_id is not None and shared:
         queryset = queryset.filter(user__external_id=user_external_id) | queryset.filter(user__isnull=True)
-    elif user_external_id:
+    elif user_external_id is not None:
         queryset = queryset.filter(user__external_id=user_external_id)
     else:
         queryset = queryset.filter(user__isnull=True)

@@ -113,7 +113,7 @@ class Query:
         shared: bool = False,
         status: KnowledgeStatusEnum = KnowledgeStatusEnum.ACTIVE,
     ) -> QuerySet[models.Knowledge]:
-        return selectors.knowledge_list(user_external_id=user_id, shared=shared or not user_id, status=status.value)
+        return selectors.knowledge_list(user_external_id=user_id, shared=shared or user_id is None, status=status.value)
 
     @strawberry_django.offset_paginated(
         Page[DiaryType], description="A user's diary entries, newest first: one date, or since..until inclusive."

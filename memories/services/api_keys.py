@@ -51,7 +51,8 @@ def api_key_create(
         may_curate: may approve, reject and edit fact candidates (of the end users it covers).
 
     Raises:
-        ValidationError: no name, or neither users nor ``all_users``.
+        ValidationError: no name, or neither users nor ``all_users``; a name over 200 characters or
+            a user id over 255 (no end user could have it).
     """
     user_external_ids = [u for u in (user_external_ids or []) if u.strip()]
     if not name.strip():
@@ -62,6 +63,7 @@ def api_key_create(
         name=name, all_users=all_users, user_external_ids=sorted(set(user_external_ids)), may_curate=may_curate
     )
     raw_key = api_key_assign_secret(key=key)
+    key.full_clean()
     key.save()
     return key, raw_key
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from typing import Any
 
@@ -26,12 +27,15 @@ def diary_upsert(
     first, this one replaces it (the last call's text wins) instead of failing.
 
     Raises:
-        ValidationError: empty content or over ``MAX_DIARY_CHARS``, non-object metadata, a user id
-            over its column's length, or a NUL character or lone surrogate in the user id, the
-            content or any key or string of the metadata.
+        ValidationError: empty content or over ``MAX_DIARY_CHARS``, non-object metadata or metadata
+            over ``MAX_METADATA_BYTES`` as JSON, an empty or blank user id, a user id over its
+            column's length, or a NUL character or lone surrogate in the user id, the content or any
+            key or string of the metadata.
     """
     errors: dict[str, list[str]] = {}
-    if problems := user_id_errors(user_external_id=user_external_id):
+    if not user_external_id.strip():
+        errors["userId"] = ["userId must not be empty."]
+    elif problems := user_id_errors(user_external_id=user_external_id):
         errors["userId"] = problems
     if not content.strip():
         errors["content"] = ["content must not be empty."]
@@ -41,7 +45,11 @@ def diary_upsert(
         errors["content"] = [f"content is longer than {settings.MAX_DIARY_CHARS} characters (MAX_DIARY_CHARS)."]
     if metadata is not None and not isinstance(metadata, dict):
         errors["metadata"] = ["metadata must be a JSON object."]
-    elif problems := json_nul_errors(field="metadata", value=metadata):
+    elif len(as_json := json.dumps(metadata)) > settings.MAX_METADATA_BYTES:
+        errors["metadata"] = [
+            f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."
+        ]
+    elif problems := json_nul_errors(field="metadata", value=metadata, as_json=as_json):
         errors["metadata"] = problems
     if errors:
         raise ValidationError(errors)

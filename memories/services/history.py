@@ -10,6 +10,7 @@ from django.db.models import Max, Min, Q
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
 from memories.services.jobs import job_enqueue
+from memories.services.knowledge import knowledge_revive
 from memories.services.validation import user_id_check
 
 __all__ = ["HistoryDeleted", "UserForgotten", "history_delete", "user_forget"]
@@ -31,11 +32,13 @@ def history_delete(
 ) -> HistoryDeleted:
     """Delete a user's messages (all, one session's, or one channel's).
 
-    The summaries of every session that lost messages, and the knowledge raised from those
-    messages, are deleted in the same transaction, so deleted words cannot come back through
-    search; so are the copies of their text in the facts' audit history and the admin log. A
-    session that still has messages is queued to be summarised again. A session left empty is
-    deleted.
+    The summaries of every session that lost messages, the knowledge raised from those
+    messages, and the entities no remaining turn or fact names, are deleted in the same
+    transaction, so deleted words cannot come back through search or ``entities`` (an entity
+    still mentioned is dated by its remaining turns); so are the copies of their text in the
+    facts' audit history and the admin log. A fact a deleted one superseded is active again when
+    nothing else in its slot is. A session that still has messages is queued to be summarised
+    again. A session left empty is deleted.
 
     Args:
         user_external_id: required: a delete is always scoped to one end user.
@@ -52,6 +55,7 @@ def history_delete(
     if channel is not None:
         messages = messages.filter(channel=channel)
     session_ids = set(messages.values_list("session_id", flat=True).distinct())
+    mentioned = set(Entity.objects.filter(messages__in=messages.values("pk")).values_list("pk", flat=True))
     # Lock the sessions first so a summary being written concurrently sees the delete (summary_create).
     list(Session.objects.select_for_update().filter(pk__in=session_ids).values_list("pk", flat=True))
     # Facts raised from these messages would bring the deleted words back: they go too, and so
@@ -61,6 +65,9 @@ def history_delete(
     uncited = Q(source_session_id__in=session_ids, source_messages__isnull=True)
     raised = Knowledge.objects.filter(cited | uncited)
     raised_ids = list(raised.values_list("pk", flat=True).distinct())
+    superseded = list(
+        Knowledge.objects.filter(superseded_by__in=raised_ids).exclude(pk__in=raised_ids).values_list("pk", flat=True)
+    )
     # The admin log quotes the first words of each row it logged: those entries go too.
     admin_log_forget(rows=Knowledge.objects.filter(pk__in=raised_ids))
     admin_log_forget(rows=messages)
@@ -68,11 +75,22 @@ def history_delete(
     Knowledge.objects.filter(pk__in=raised_ids).delete()
     # After the delete: django-simple-history records each deleted row, text and all.
     Knowledge.history.filter(id__in=raised_ids).delete()
+    knowledge_revive(knowledge_ids=superseded)
     _, deleted = messages.delete()
     message_count = deleted.get(Message._meta.label, 0)
     summaries, _ = Summary.objects.filter(session_id__in=session_ids).delete()
     emptied = Session.objects.filter(pk__in=session_ids, messages__isnull=True)
     emptied_count, _ = emptied.delete()
+    # An entity of the deleted turns that no turn or fact names any more was named only in the deleted words.
+    orphans = Entity.objects.filter(pk__in=mentioned, messages__isnull=True, knowledge__isnull=True)
+    admin_log_forget(rows=orphans)
+    orphans.delete()
+    # The others are mentioned when their remaining turns were said.
+    for entity in Entity.objects.filter(pk__in=mentioned).annotate(
+        first=Min("messages__created_at"), last=Max("messages__created_at")
+    ):
+        if entity.first is not None:
+            Entity.objects.filter(pk=entity.pk).update(first_mentioned_at=entity.first, last_mentioned_at=entity.last)
     remaining = list(Session.objects.filter(pk__in=session_ids).values_list("pk", "external_id"))
     for pk, _external_id in remaining:
         job_enqueue(func="memories.tasks.summarize_session", args=(pk,))

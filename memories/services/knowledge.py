@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from memories.llm import get_chat_model, get_embedder
@@ -21,6 +21,7 @@ __all__ = [
     "knowledge_extract",
     "knowledge_reject",
     "knowledge_review",
+    "knowledge_revive",
     "knowledge_update",
 ]
 
@@ -40,9 +41,10 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     return knowledge
 
 
-def _check(*, user_external_id: str | None, content: str | None = None) -> None:
+def _check(*, user_external_id: str | None, content: str | None = None, new_owner: bool = False) -> None:
     """Refuse a user id or content PostgreSQL would refuse (too long, a NUL character, a lone
-    surrogate), empty content, or content over ``MAX_KNOWLEDGE_CHARS``.
+    surrogate), empty content, or content over ``MAX_KNOWLEDGE_CHARS``; with ``new_owner`` (the
+    user is created if missing), an empty or blank user id too.
 
     Raises:
         ValidationError: naming ``userId`` and/or ``content``.
@@ -50,12 +52,15 @@ def _check(*, user_external_id: str | None, content: str | None = None) -> None:
     errors: dict[str, list[str]] = {}
     if user_external_id is not None and (problems := user_id_errors(user_external_id=user_external_id)):
         errors["userId"] = problems
+    elif new_owner and user_external_id is not None and not user_external_id.strip():
+        # An empty id is a caller's bug, not a request for shared knowledge (omit userId for that).
+        errors["userId"] = ["userId must not be empty (omit it for shared knowledge)."]
     if content is not None:
         if not content.strip():
             errors["content"] = ["content must not be empty."]
         elif problems := text_errors(field="content", value=content):
             errors["content"] = problems
-        elif len(content) > settings.MAX_KNOWLEDGE_CHARS:
+        elif len(content.strip()) > settings.MAX_KNOWLEDGE_CHARS:  # the text is stored stripped
             errors["content"] = [
                 f"content is longer than {settings.MAX_KNOWLEDGE_CHARS} characters (MAX_KNOWLEDGE_CHARS)."
             ]
@@ -68,12 +73,13 @@ def knowledge_add(*, user_external_id: str | None, content: str) -> Knowledge:
     """Add a fact for an end user, or a shared one (``user_external_id=None``); embedded by the worker.
 
     Raises:
-        ValidationError: empty content or over ``MAX_KNOWLEDGE_CHARS``, a user id over its column's
-            length, or a NUL character or lone surrogate in either.
+        ValidationError: empty content or over ``MAX_KNOWLEDGE_CHARS``, an empty or blank user id
+            (``""`` is not shared), a user id over its column's length, or a NUL character or lone
+            surrogate in either.
     """
-    _check(user_external_id=user_external_id, content=content)
+    _check(user_external_id=user_external_id, content=content, new_owner=True)
     content = content.strip()
-    user = EndUser.objects.get_or_create(external_id=user_external_id)[0] if user_external_id else None
+    user = EndUser.objects.get_or_create(external_id=user_external_id)[0] if user_external_id is not None else None
     return curated_save(row=Knowledge(user=user, content=content))
 
 
@@ -108,17 +114,44 @@ def knowledge_update(
 def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     """Delete a fact, and every copy of its text in its audit history and the admin log. Returns its id.
 
+    A fact it superseded is active again when nothing else in its slot is (``knowledge_revive``).
+
     Raises:
         ValidationError: a user id over its column's length or with a NUL character.
         Knowledge.DoesNotExist: no such entry for that owner.
     """
     _check(user_external_id=user_external_id)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
+    superseded = list(knowledge.supersedes.values_list("pk", flat=True))
     admin_log_forget(rows=Knowledge.objects.filter(pk=knowledge_id))
     knowledge.delete()
     # After the delete: django-simple-history records each deleted row, text and all.
     Knowledge.history.filter(id=knowledge_id).delete()
+    knowledge_revive(knowledge_ids=superseded)
     return knowledge_id
+
+
+@transaction.atomic
+def knowledge_revive(*, knowledge_ids: list[int]) -> int:
+    """After the facts that superseded these were deleted: in each slot they left without an active
+    fact, the one of the slot said last becomes active again and supersedes the others; in a slot
+    that still has an active fact, they are superseded by it. Returns how many became active.
+    """
+    orphaned = Knowledge.objects.filter(
+        pk__in=knowledge_ids, status=KnowledgeStatus.SUPERSEDED, superseded_by__isnull=True
+    ).exclude(slot="")
+    revived = 0
+    for user_id, slot in set(orphaned.values_list("user_id", "slot")):
+        in_slot = Knowledge.objects.select_for_update().filter(user_id=user_id, slot=slot)
+        newest = in_slot.filter(status=KnowledgeStatus.ACTIVE).first()
+        if newest is None:
+            superseded = list(in_slot.filter(status=KnowledgeStatus.SUPERSEDED))
+            newest = max(superseded, key=lambda k: (k.said_at or k.created_at, k.created_at, k.pk))
+            newest.status = KnowledgeStatus.ACTIVE
+            newest.save(update_fields=["status", "updated_at"])
+            revived += 1
+        _settle(newest)
+    return revived
 
 
 def knowledge_extract(*, session_id: int) -> list[Knowledge]:
@@ -128,10 +161,11 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     otherwise) stored with its source messages, ``said_at`` (the conversation time of its latest
     source message), ``slot`` and ``confidence``. Facts become candidates
     (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active at once. A fact within
-    ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates is not
-    added again; in a slot, only the same statement (case aside) counts as a duplicate. On activation
-    a fact settles its slot (see ``knowledge_approve``). The people, pets, places and organisations
-    the turns and facts name are recorded (``entities_record``). Safe to run again on the same session.
+    ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates, or of
+    any fact this session raised before (rejected or superseded since), is not added again; in a
+    slot, only the same statement (case aside) counts as a duplicate. On activation a fact settles
+    its slot (see ``knowledge_approve``). The people, pets, places and organisations the turns and
+    facts name are recorded (``entities_record``). Safe to run again on the same session.
 
     Returns:
         The knowledge rows created.
@@ -145,8 +179,12 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     messages = list(session.messages.filter(role=Role.USER).order_by("created_at", "id"))
     if not messages:
         return []
-    live = Knowledge.objects.filter(user=session.user, status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE])
-    known = list(live.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
+    # A fact this session raised before counts whatever became of it (rejected, superseded): summarising
+    # the session again must not raise it again. Said again in another session, it is a new statement.
+    seen = Knowledge.objects.filter(user=session.user).filter(
+        Q(status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE]) | Q(source_session=session)
+    )
+    known = list(seen.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
     chat = get_chat_model()
     # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
     dated = chat.mode == "generated"
@@ -163,11 +201,11 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
             if fact.slot:
                 # Near in meaning is not the same in a slot ("lives in Tokyo" / "lives in Osaka"): only
                 # the same statement is a duplicate.
-                if live.filter(slot=fact.slot, content__iexact=fact.text).exists() or any(
+                if seen.filter(slot=fact.slot, content__iexact=fact.text).exists() or any(
                     k.slot == fact.slot and k.content.lower() == fact.text.lower() for k in created
                 ):
                     continue
-            elif _is_duplicate(live, vector) or any(_close(vector, k.embedding) for k in created):
+            elif _is_duplicate(seen, vector) or any(_close(vector, k.embedding) for k in created):
                 continue
             knowledge = Knowledge.objects.create(
                 user=session.user,

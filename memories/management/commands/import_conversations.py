@@ -2,7 +2,8 @@
 
 A bad turn is repaired or dropped and a bad session skipped, each with a warning naming the
 sample, session and turn; the command ends with a summary line, and fails (``CommandError``,
-no traceback) only when the file cannot be read or nothing in it could be imported.
+no traceback, nothing stored) when the file cannot be read, a sample named with ``--samples`` has
+no session in it, ``--max-sessions`` is under 1, or nothing in it could be imported.
 """
 
 from __future__ import annotations
@@ -41,12 +42,17 @@ class Command(BaseCommand):
     ) -> None:
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
+        if max_sessions is not None and max_sessions < 1:
+            raise CommandError("--max-sessions must be at least 1.")
         report = LocomoReport()
         try:
             sessions = list(locomo_sessions(path, report=report))
         except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON, not a list
             raise CommandError(f"{path}: {exc}") from exc
         if samples:
+            # A misspelt sample id would otherwise import nothing and still succeed.
+            if missing := sorted(set(samples) - {s.user_id for s in sessions}):
+                raise CommandError(f"{path}: no session of sample {', '.join(missing)} in the file; nothing imported.")
             sessions = [s for s in sessions if s.user_id in samples]
         if max_sessions is not None:
             sessions = [s for s in sessions if int(s.session_id.rsplit("_", 1)[1]) <= max_sessions]
