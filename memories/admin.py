@@ -19,7 +19,7 @@ from memories.models import ApiKey, Diary, EndUser, Entity, Knowledge, Knowledge
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.entities import entities_merge
-from memories.services.knowledge import knowledge_approve, knowledge_reject
+from memories.services.knowledge import knowledge_approve, knowledge_delete, knowledge_reject
 from memories.services.summaries import summaries_regenerate
 
 admin.site.site_header = "Memory service"
@@ -130,7 +130,8 @@ class SummaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
 @admin.register(Knowledge)
 class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     """Per-user or shared (no user) facts. Saving changed text re-embeds it in the background;
-    every edit is kept in the history (who, when, previous text)."""
+    every edit is kept in the history (who, when, previous text). Deleting goes through
+    ``knowledge_delete``, as the API's ``deleteKnowledge`` does."""
 
     list_display = [
         "content",
@@ -187,6 +188,14 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
         curated_save(row=obj)
         if approving:
             knowledge_approve(knowledge_ids=[obj.pk])
+
+    def delete_model(self, request: HttpRequest, obj: Knowledge) -> None:
+        # As deleteKnowledge does: the fact it superseded comes back, and no copy of its text stays behind.
+        knowledge_delete(knowledge_id=obj.pk, user_external_id=obj.user.external_id if obj.user_id else None)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:
+        for knowledge in queryset.select_related("user"):
+            self.delete_model(request, knowledge)
 
     @admin.action(description="Approve selected candidates (they become active and searched)")
     def approve(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:

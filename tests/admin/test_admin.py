@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memories.models import ApiKey, Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import ApiKey, Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
+from tests.graphql.documents import CREATE_SUMMARIES, msg, ok
 
 pytestmark = pytest.mark.django_db
 
@@ -151,3 +153,29 @@ def test_change_forms_save_for_every_editable_model(staff, memory, client, djang
     assert "New API key (shown only now" in response.content.decode()
     assert Knowledge.objects.get(pk=knowledge.pk).content == "Likes jazz and blues."
     assert Diary.objects.get(pk=diary.pk).content == "Rain, then sun."
+
+
+@pytest.mark.parametrize("how", ["delete page", "delete selected action"])
+def test_deleting_a_fact_brings_back_the_one_it_superseded_and_keeps_no_copy_of_its_text(
+    how, staff, client, add_messages, gql, settings, django_capture_on_commit_callbacks
+):
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
+    add_messages("mei", "s1", [msg("I live in Tokyo.", "2024-05-01T10:00:00Z")])
+    add_messages("mei", "s2", [msg("I live in Osaka now.", "2024-06-01T10:00:00Z")])
+    ok(gql(CREATE_SUMMARIES, {"userId": "mei"}))
+    osaka = Knowledge.objects.get(status=KnowledgeStatus.ACTIVE)
+    assert osaka.content == "The user lives in Osaka now."
+
+    with django_capture_on_commit_callbacks(execute=True):
+        if how == "delete page":
+            response = client.post(reverse("admin:memories_knowledge_delete", args=[osaka.pk]), {"post": "yes"})
+        else:
+            response = client.post(
+                reverse("admin:memories_knowledge_changelist"),
+                {"action": "delete_selected", "_selected_action": [osaka.pk], "post": "yes"},
+            )
+
+    assert response.status_code == 302
+    assert [k.content for k in Knowledge.objects.filter(status=KnowledgeStatus.ACTIVE)] == ["The user lives in Tokyo."]
+    assert not Knowledge.history.filter(id=osaka.pk).exists()
+    assert not LogEntry.objects.filter(object_id=str(osaka.pk), content_type__model="knowledge").exists()
