@@ -19,6 +19,7 @@ from memories.models import ApiKey, Diary, EndUser, Entity, Knowledge, Knowledge
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.entities import entities_merge
+from memories.services.history import user_forget
 from memories.services.knowledge import knowledge_approve, knowledge_delete, knowledge_reject
 from memories.services.summaries import summaries_regenerate
 
@@ -56,6 +57,14 @@ class EndUserAdmin(admin.ModelAdmin):
     def get_urls(self) -> list:
         playground = self.admin_site.admin_view(partial(playground_view, admin_site=self.admin_site))
         return [path("playground/", playground, name="memories_playground"), *super().get_urls()]
+
+    def delete_model(self, request: HttpRequest, obj: EndUser) -> None:
+        # As forgetUser does: no copy of the user's facts stays in their audit trail or the admin log.
+        user_forget(user_external_id=obj.external_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[EndUser]) -> None:
+        for user in queryset:
+            self.delete_model(request, user)
 
 
 @admin.register(Session)

@@ -201,8 +201,6 @@ def context(
     memory_tokens = 0
     usage = Usage()
     with ThreadPoolExecutor(max_workers=1) as model:
-        # A query given is embedded while the database reads the recent window.
-        future = model.submit(_embed, query) if query is not None and max_tokens > 0 else None
         # Joined through the session, whose (user, external id) index finds the window in one statement.
         said = Message.objects.filter(
             session__user__external_id=user_external_id, session__external_id=session_external_id
@@ -222,7 +220,8 @@ def context(
                 query = latest.content
                 excluded.add(latest.pk)
         if wanted and query and query.strip():
-            future = future or model.submit(_embed, query)
+            # The model embeds the query while the database ranks by words and entities.
+            future = model.submit(_embed, query)
             scope = Scope(
                 user_pks=(user_pk,) if user_pk is not None else (),
                 include_shared=include_shared,
@@ -237,10 +236,9 @@ def context(
                     top_k=settings.SEARCH_DEFAULT_TOP_K,
                     hidden=excluded,
                 )
+            usage = future.result().usage
             hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
             memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
-        if future is not None:
-            usage = future.result().usage
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
     window_tokens = sum(turn_tokens)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Max, Min, Q
+from django.db.models.functions import Coalesce
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
@@ -35,10 +36,10 @@ def history_delete(
     The summaries of every session that lost messages, the knowledge raised from those
     messages, and the entities no remaining turn or fact names, are deleted in the same
     transaction, so deleted words cannot come back through search or ``entities`` (an entity
-    still mentioned is dated by its remaining turns); so are the copies of their text in the
-    facts' audit history and the admin log. A fact a deleted one superseded is active again when
-    nothing else in its slot is. A session that still has messages is queued to be summarised
-    again. A session left empty is deleted.
+    still mentioned is dated by its remaining turns, or else by its remaining facts); so are the
+    copies of their text in the facts' audit history and the admin log. A fact a deleted one
+    superseded is active again when nothing else in its slot is. A session that still has
+    messages is queued to be summarised again. A session left empty is deleted.
 
     Args:
         user_external_id: required: a delete is always scoped to one end user.
@@ -65,6 +66,8 @@ def history_delete(
     uncited = Q(source_session_id__in=session_ids, source_messages__isnull=True)
     raised = Knowledge.objects.filter(cited | uncited)
     raised_ids = list(raised.values_list("pk", flat=True).distinct())
+    # A fact citing no turn names its entities alone.
+    mentioned |= set(Entity.objects.filter(knowledge__in=raised_ids).values_list("pk", flat=True))
     superseded = list(
         Knowledge.objects.filter(superseded_by__in=raised_ids).exclude(pk__in=raised_ids).values_list("pk", flat=True)
     )
@@ -85,12 +88,16 @@ def history_delete(
     orphans = Entity.objects.filter(pk__in=mentioned, messages__isnull=True, knowledge__isnull=True)
     admin_log_forget(rows=orphans)
     orphans.delete()
-    # The others are mentioned when their remaining turns were said.
+    # The others are mentioned when their remaining turns were said, or else their facts (as entities_record does).
+    fact_time = Coalesce("knowledge__said_at", "knowledge__created_at")
     for entity in Entity.objects.filter(pk__in=mentioned).annotate(
-        first=Min("messages__created_at"), last=Max("messages__created_at")
+        first=Min("messages__created_at"),
+        last=Max("messages__created_at"),
+        first_fact=Min(fact_time),
+        last_fact=Max(fact_time),
     ):
-        if entity.first is not None:
-            Entity.objects.filter(pk=entity.pk).update(first_mentioned_at=entity.first, last_mentioned_at=entity.last)
+        first, last = (entity.first, entity.last) if entity.first is not None else (entity.first_fact, entity.last_fact)
+        Entity.objects.filter(pk=entity.pk).update(first_mentioned_at=first, last_mentioned_at=last)
     remaining = list(Session.objects.filter(pk__in=session_ids).values_list("pk", "external_id"))
     for pk, _external_id in remaining:
         job_enqueue(func="memories.tasks.summarize_session", args=(pk,))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -162,8 +164,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     source message), ``slot`` and ``confidence``. Facts become candidates
     (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active at once. A fact within
     ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates, or of
-    any fact this session raised before (rejected or superseded since), is not added again; in a
-    slot, only the same statement (case aside) counts as a duplicate. On activation a fact settles
+    any fact this session raised before (rejected or superseded since) and has not said again since,
+    is not added again; in a slot, only the same statement (case aside) counts as a duplicate, and
+    one the session says more than once is raised as said last. On activation a fact settles
     its slot (see ``knowledge_approve``). The people, pets, places and organisations the turns and
     facts name are recorded (``entities_record``). Safe to run again on the same session.
 
@@ -179,12 +182,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     messages = list(session.messages.filter(role=Role.USER).order_by("created_at", "id"))
     if not messages:
         return []
-    # A fact this session raised before counts whatever became of it (rejected, superseded): summarising
-    # the session again must not raise it again. Said again in another session, it is a new statement.
-    seen = Knowledge.objects.filter(user=session.user).filter(
-        Q(status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE]) | Q(source_session=session)
-    )
-    known = list(seen.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
+    mine = Knowledge.objects.filter(user=session.user)
+    live = Q(status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE])
+    known = list(mine.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
     chat = get_chat_model()
     # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
     dated = chat.mode == "generated"
@@ -195,10 +195,24 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors
     status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
     said = {m.pk: m.created_at for m in messages}
+    cited = [max((said[i] for i in f.message_ids if i in said), default=None) for f in extraction.facts]
+    # In a slot, a statement the session repeats is kept as said last: that is when it held.
+    last_said: dict[tuple[str, str], datetime] = {}
+    for fact, said_at in zip(extraction.facts, cited, strict=True):
+        if fact.slot and said_at is not None:
+            key = (fact.slot, fact.text.lower())
+            last_said[key] = max(said_at, last_said.get(key, said_at))
     created: list[Knowledge] = []
     with transaction.atomic():
-        for fact, vector in zip(extraction.facts, vectors, strict=True):
+        for fact, vector, said_at in zip(extraction.facts, vectors, cited, strict=True):
+            # A fact this session raised before counts whatever became of it (rejected, superseded): summarising
+            # the session again must not raise it again, unless the session says it again later. Said again in
+            # another session, it is a new statement.
+            again = Q(said_at__gte=said_at) if said_at is not None else Q()
+            seen = mine.filter(live | (Q(source_session=session) & again))
             if fact.slot:
+                if said_at is not None and said_at < last_said[(fact.slot, fact.text.lower())]:
+                    continue
                 # Near in meaning is not the same in a slot ("lives in Tokyo" / "lives in Osaka"): only
                 # the same statement is a duplicate.
                 if seen.filter(slot=fact.slot, content__iexact=fact.text).exists() or any(
@@ -215,7 +229,7 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
                 replaces_id=fact.replaces_id,
                 slot=fact.slot or "",
                 confidence=fact.confidence,
-                said_at=max((said[i] for i in fact.message_ids if i in said), default=messages[-1].created_at),
+                said_at=said_at or messages[-1].created_at,
                 embedding=vector,
                 embedding_model=embedder.model_name,
             )
