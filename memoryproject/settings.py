@@ -20,6 +20,28 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")
 
+
+def _number(name: str, default: float | None, *, minimum: float, maximum: float | None = None, cast: type = int):
+    """The number in the environment variable ``name`` (``default`` when unset or empty), checked at start.
+
+    Raises:
+        ImproperlyConfigured: not a number, or outside ``minimum``..``maximum``; the message names the variable.
+    """
+    raw = env.str(name, default="")
+    if raw == "":
+        return default
+    try:
+        value = cast(raw)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"{name} must be {'an integer' if cast is int else 'a number'}, not {raw!r}."
+        ) from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise ImproperlyConfigured(f"{name} must be {bounds}, not {raw!r}.")
+    return value
+
+
 SECRET_KEY = env.str("SECRET_KEY", default="dev-only-insecure-secret-key-change-me")
 DEBUG = env.bool("DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
@@ -82,11 +104,11 @@ if EMBEDDED_DB:
 else:
     DATABASES = {"default": env.db_url("DATABASE_URL")}
 # PostgreSQL's buffer cache of the embedded server, MiB (default: a quarter of the memory).
-EMBEDDED_DB_SHARED_BUFFERS_MB = env.int("EMBEDDED_DB_SHARED_BUFFERS_MB", default=None) or default_shared_buffers_mb()
+EMBEDDED_DB_SHARED_BUFFERS_MB = _number("EMBEDDED_DB_SHARED_BUFFERS_MB", None, minimum=1) or default_shared_buffers_mb()
 # 0: a connection per request; the web process pools them instead (DATABASE_POOL). The worker's
 # processes, which fork and must not share a pool, keep one each: the Procfile sets
 # DATABASE_POOL=false, CONN_MAX_AGE=600 and CONN_HEALTH_CHECKS=true for it.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+DATABASES["default"]["CONN_MAX_AGE"] = _number("CONN_MAX_AGE", 0, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=False)
 DATABASE_POOL = env.bool("DATABASE_POOL", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -111,6 +133,9 @@ WHITENOISE_USE_FINDERS = True
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 if LOG_FORMAT not in {"text", "json"}:
     raise ImproperlyConfigured(f"LOG_FORMAT must be 'text' or 'json', not {LOG_FORMAT!r}.")
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, not {LOG_LEVEL!r}.")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -123,7 +148,7 @@ LOGGING = {
         },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Strawberry logs every GraphQL error with its traceback; memories.graphql.errors logs them
     # instead: client errors as one line, server errors with their traceback.
     "loggers": {"pgserver": {"level": "WARNING"}, "strawberry.execution": {"level": "CRITICAL"}},
@@ -132,8 +157,8 @@ LOGGING = {
 # --- Models for embeddings and text generation (memories.llm) -----------------------
 OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="") or None
-OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
-OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=2)
+OPENAI_TIMEOUT_SECONDS = _number("OPENAI_TIMEOUT_SECONDS", 30.0, minimum=0.001, cast=float)
+OPENAI_MAX_RETRIES = _number("OPENAI_MAX_RETRIES", 2, minimum=0)
 # Embeddings from another OpenAI-compatible server than chat (vLLM and many gateways serve them
 # apart); empty: the shared OPENAI_BASE_URL / OPENAI_API_KEY.
 OPENAI_EMBEDDING_BASE_URL = env.str("OPENAI_EMBEDDING_BASE_URL", default="")
@@ -146,9 +171,9 @@ EMBEDDING_MODEL = env.str(
     default="text-embedding-3-small" if EMBEDDING_BACKEND == "openai" else "all-MiniLM-L6-v2",
 )
 # The vector columns' dimension; it must match what the embedding model returns.
-EMBEDDING_DIMENSIONS = env.int("EMBEDDING_DIMENSIONS", default=384)
+EMBEDDING_DIMENSIONS = _number("EMBEDDING_DIMENSIONS", 384, minimum=1)
 # Sent to the OpenAI API as `dimensions` only when set (other servers may reject it).
-OPENAI_EMBEDDING_DIMENSIONS = env.int("OPENAI_EMBEDDING_DIMENSIONS", default=None)
+OPENAI_EMBEDDING_DIMENSIONS = _number("OPENAI_EMBEDDING_DIMENSIONS", None, minimum=1)
 # How the local model runs: "onnxruntime" (its transformer exported to ONNX once, into
 # MODEL_CACHE_DIR; the same vectors, faster on a CPU) or "torch" (sentence-transformers).
 # memories/llm/onnx_encoder.py.
@@ -156,36 +181,40 @@ EMBEDDING_RUNTIME = env.str("EMBEDDING_RUNTIME", default="onnxruntime")
 MODEL_CACHE_DIR = BASE_DIR / env.str("MODEL_CACHE_DIR", default="var/models")
 # Texts per embedding call (per request with openai); the worker claims this many new
 # messages per call (memories/services/embeddings.py).
-EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=64)
+EMBEDDING_BATCH_SIZE = _number("EMBEDDING_BATCH_SIZE", 64, minimum=1)
 # CPU threads of the local model per process; 0: cores // Q_WORKERS. The web process and each of
 # the worker's processes embed on the same cores, and runtime threads beyond their share spin.
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-EMBEDDING_THREADS = env.int("EMBEDDING_THREADS", default=0) or max(1, _CORES // env.int("Q_WORKERS", default=2))
+EMBEDDING_THREADS = _number("EMBEDDING_THREADS", 0, minimum=0) or max(1, _CORES // _number("Q_WORKERS", 2, minimum=1))
 CHAT_MODEL = env.str("CHAT_MODEL", default="gpt-4o-mini")
 
 # --- Memory behaviour -----------------------------------------------------------------
-SUMMARY_IDLE_MINUTES = env.int("SUMMARY_IDLE_MINUTES", default=30)
-SUMMARY_SWEEP_MINUTES = env.int("SUMMARY_SWEEP_MINUTES", default=5)
+SUMMARY_IDLE_MINUTES = _number("SUMMARY_IDLE_MINUTES", 30, minimum=0)
+SUMMARY_SWEEP_MINUTES = _number("SUMMARY_SWEEP_MINUTES", 5, minimum=1)
 # A session that keeps going is summarised again each time this many messages arrive (0: only when idle).
-SUMMARY_EVERY_MESSAGES = env.int("SUMMARY_EVERY_MESSAGES", default=50)
-SUMMARY_MAX_SENTENCES = env.int("SUMMARY_MAX_SENTENCES", default=8)
+SUMMARY_EVERY_MESSAGES = _number("SUMMARY_EVERY_MESSAGES", 50, minimum=0)
+SUMMARY_MAX_SENTENCES = _number("SUMMARY_MAX_SENTENCES", 8, minimum=1)
 # A summary reads at most this many characters of a session (its newest), plus its previous summary.
-SUMMARY_MAX_INPUT_CHARS = env.int("SUMMARY_MAX_INPUT_CHARS", default=24000)
+SUMMARY_MAX_INPUT_CHARS = _number("SUMMARY_MAX_INPUT_CHARS", 24000, minimum=1)
 # Hits a search returns unless it asks for topK.
-SEARCH_DEFAULT_TOP_K = env.int("SEARCH_DEFAULT_TOP_K", default=10)
+SEARCH_DEFAULT_TOP_K = _number("SEARCH_DEFAULT_TOP_K", 10, minimum=1)
 # The relevance gate: a hit less similar (cosine) to the query than this is not relevant; with no
 # relevant hit, an answer says "not found in memory" and a context holds no memories.
-SEARCH_MIN_SIMILARITY = env.float("SEARCH_MIN_SIMILARITY", default=0.3)
+SEARCH_MIN_SIMILARITY = _number("SEARCH_MIN_SIMILARITY", 0.3, minimum=-1.0, maximum=1.0, cast=float)
 # context: the session's last turns returned (the recent window) and the token budget of its memories.
-CONTEXT_WINDOW_TURNS = env.int("CONTEXT_WINDOW_TURNS", default=10)
-CONTEXT_MAX_TOKENS = env.int("CONTEXT_MAX_TOKENS", default=1000)
-SEARCH_MAX_TOP_K = env.int("SEARCH_MAX_TOP_K", default=50)
+CONTEXT_WINDOW_TURNS = _number("CONTEXT_WINDOW_TURNS", 10, minimum=0)
+CONTEXT_MAX_TOKENS = _number("CONTEXT_MAX_TOKENS", 1000, minimum=0)
+SEARCH_MAX_TOP_K = _number("SEARCH_MAX_TOP_K", 50, minimum=1)
+if SEARCH_DEFAULT_TOP_K > SEARCH_MAX_TOP_K:  # every search without topK would be refused
+    raise ImproperlyConfigured(
+        f"SEARCH_DEFAULT_TOP_K ({SEARCH_DEFAULT_TOP_K}) must not exceed SEARCH_MAX_TOP_K ({SEARCH_MAX_TOP_K})."
+    )
 # Vector search over at most this many rows of the caller's scope is exact (no index);
 # above it the HNSW index is used (memories/search/sql/nearest.sql).
-EXACT_SEARCH_MAX_ROWS = env.int("EXACT_SEARCH_MAX_ROWS", default=10000)
+EXACT_SEARCH_MAX_ROWS = _number("EXACT_SEARCH_MAX_ROWS", 10000, minimum=0)
 # pgvector's hnsw.ef_search, set on every connection. HNSW returns at most ef_search rows, so
 # it is raised to the largest candidate list a search asks for (5 x SEARCH_MAX_TOP_K, >= 50).
-HNSW_EF_SEARCH = max(env.int("HNSW_EF_SEARCH", default=100), 5 * SEARCH_MAX_TOP_K, 50)
+HNSW_EF_SEARCH = max(_number("HNSW_EF_SEARCH", 100, minimum=1), 5 * SEARCH_MAX_TOP_K, 50)
 _options = DATABASES["default"].setdefault("OPTIONS", {})
 _options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
 # Server-side binding, and a statement run 5 times on a connection is prepared (psycopg's
@@ -196,23 +225,23 @@ if DATABASE_PREPARED_STATEMENTS:
     _options.update(server_side_binding=True, prepare_threshold=5)
 
 # --- API limits (each rejected with a message naming the limit) --------------------------
-MAX_PAGE_SIZE = env.int("MAX_PAGE_SIZE", default=1000)
-MAX_MESSAGES_PER_CALL = env.int("MAX_MESSAGES_PER_CALL", default=1000)
-MAX_MESSAGE_CHARS = env.int("MAX_MESSAGE_CHARS", default=32000)
+MAX_PAGE_SIZE = _number("MAX_PAGE_SIZE", 1000, minimum=1)
+MAX_MESSAGES_PER_CALL = _number("MAX_MESSAGES_PER_CALL", 1000, minimum=1)
+MAX_MESSAGE_CHARS = _number("MAX_MESSAGE_CHARS", 32000, minimum=1)
 # The longest fact (addKnowledge, updateKnowledge) and diary entry (upsertDiary), in characters.
-MAX_KNOWLEDGE_CHARS = env.int("MAX_KNOWLEDGE_CHARS", default=4000)
-MAX_DIARY_CHARS = env.int("MAX_DIARY_CHARS", default=32000)
-MAX_METADATA_BYTES = env.int("MAX_METADATA_BYTES", default=16384)
+MAX_KNOWLEDGE_CHARS = _number("MAX_KNOWLEDGE_CHARS", 4000, minimum=1)
+MAX_DIARY_CHARS = _number("MAX_DIARY_CHARS", 32000, minimum=1)
+MAX_METADATA_BYTES = _number("MAX_METADATA_BYTES", 16384, minimum=1)
 # A request body larger than this is refused (HTTP 413, PAYLOAD_TOO_LARGE) before it is read
 # whole: 1,000 chat turns of a few hundred characters are well under 1 MiB of JSON.
-MAX_REQUEST_BYTES = env.int("MAX_REQUEST_BYTES", default=10 * 1024 * 1024)
+MAX_REQUEST_BYTES = _number("MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
-MAX_QUERY_DEPTH = env.int("MAX_QUERY_DEPTH", default=10)
-MAX_ALIASES = env.int("MAX_ALIASES", default=15)
+MAX_QUERY_DEPTH = _number("MAX_QUERY_DEPTH", 10, minimum=1)
+MAX_ALIASES = _number("MAX_ALIASES", 15, minimum=0)
 # Facts raised from conversations: staff approve them first (default), or they are active at once.
 KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVAL", default=True)
 # A fact within this cosine distance of an existing one of the same user is a duplicate.
-KNOWLEDGE_DUPLICATE_DISTANCE = env.float("KNOWLEDGE_DUPLICATE_DISTANCE", default=0.1)
+KNOWLEDGE_DUPLICATE_DISTANCE = _number("KNOWLEDGE_DUPLICATE_DISTANCE", 0.1, minimum=0.0, maximum=2.0, cast=float)
 
 # --- Background work (django-q2) -----------------------------------------------------------
 # The task queue: "orm" (a table in the database, the embedded default) or "redis" (REDIS_URL),
@@ -224,18 +253,18 @@ if Q_BROKER not in {"orm", "redis"}:
 Q_CLUSTER = {
     "name": "memories",
     **({"redis": REDIS_URL} if Q_BROKER == "redis" else {"orm": "default"}),
-    "workers": env.int("Q_WORKERS", default=2),
-    "timeout": env.int("Q_TIMEOUT_SECONDS", default=300),
+    "workers": _number("Q_WORKERS", 2, minimum=1),
+    "timeout": _number("Q_TIMEOUT_SECONDS", 300, minimum=1),
     # retry must exceed timeout, or a slow task is started twice.
-    "retry": env.int("Q_TIMEOUT_SECONDS", default=300) + 60,
-    "max_attempts": env.int("Q_MAX_ATTEMPTS", default=3),
+    "retry": _number("Q_TIMEOUT_SECONDS", 300, minimum=1) + 60,
+    "max_attempts": _number("Q_MAX_ATTEMPTS", 3, minimum=0),
     "catch_up": False,
     "sync": env.bool("Q_SYNC", default=False),
     "poll": 0.5,
     # A new worker process loads the embedding model again, which costs more than most tasks.
     "recycle": 10000,
     # A worker process whose peak RSS passes this is replaced after its task (KiB; 0: no limit).
-    "max_rss": env.int("Q_MAX_RSS_MB", default=1536) * 1024 or None,
+    "max_rss": _number("Q_MAX_RSS_MB", 1536, minimum=0) * 1024 or None,
     # Only failures are stored (the admin lists them): storing and pruning successes costs a write per task.
     "save_limit": -1,
 }
@@ -250,17 +279,17 @@ STRAWBERRY_DJANGO = {
 # /metrics is served to clients sending this as a Bearer token (empty: to no one).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # /readyz lists the worker as degraded (still ready) once its sweep is SUMMARY_SWEEP_MINUTES plus this overdue.
-WORKER_HEARTBEAT_GRACE_SECONDS = env.int("WORKER_HEARTBEAT_GRACE_SECONDS", default=120)
+WORKER_HEARTBEAT_GRACE_SECONDS = _number("WORKER_HEARTBEAT_GRACE_SECONDS", 120, minimum=0)
 
 # --- Serving (manage.py serve / make run) ---------------------------------------------
 HOST = env.str("HOST", default="127.0.0.1")
-PORT = env.int("PORT", default=8000)
+PORT = _number("PORT", 8000, minimum=0, maximum=65535)
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
-WEB_THREADS = env.int("WEB_THREADS", default=10)
+WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
 if DATABASE_POOL:
     # Each request thread holds at most one connection at a time.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
-        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=None) or WEB_THREADS,
+        "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS,
         "timeout": 30,
     }

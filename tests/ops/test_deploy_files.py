@@ -13,8 +13,8 @@ from memories.management.commands.serve import procfile_processes
 
 REPO = Path(settings.BASE_DIR)
 SETTINGS_SOURCE = (REPO / "memoryproject" / "settings.py").read_text()
-# Every variable the settings read: env.str("NAME", ...), env.bool("NAME"), ...
-READ_BY_SETTINGS = set(re.findall(r"env(?:\.\w+)?\(\s*\"([A-Z_]+)\"", SETTINGS_SOURCE))
+# Every variable the settings read: env.str("NAME", ...), env.bool("NAME"), _number("NAME", ...), ...
+READ_BY_SETTINGS = set(re.findall(r"(?:env(?:\.\w+)?|_number)\(\s*\"([A-Z_]+)\"", SETTINGS_SOURCE))
 
 
 def compose() -> dict:
