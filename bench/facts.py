@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python -m bench.facts [PATH] [--threshold 0.7]
+    .venv/bin/python -m bench.facts --msc [--examples]        # recall on MSC persona statements
     CHAT_BACKEND=bench.facts.ObservationChatModel .venv/bin/python -m bench.facts   # the fake LLM
 
 ``PATH`` defaults to ``../shared/data/locomo/locomo_dev.json``. Data: LoCoMo (Maharana et al., ACL 2024);
@@ -24,6 +25,12 @@ words ("Caroline lives in Osaka." / "Caroline has moved to Osaka.") score above 
 facts about the same person sharing the name and a topic mostly score below it; 0.6 and 0.8 are printed
 beside it to show how much the figures depend on the choice.
 
+``--msc``: recall on Multi-Session Chat's persona statements (Xu, Szlam & Weston, ACL 2022;
+``../shared/data/msc/msc_personas_train.json``): 46,171 short first-person statements, each a fact
+its speaker states about themselves ("I am a vegetarian.", "My sister lives in Osaka."). Each is sent
+alone as a user's turn; recall is the share that raise at least one fact. ``--examples`` prints a
+random sample of statements with what they raised, for reading precision by eye.
+
 ``ObservationChatModel`` is a fake LLM for an upper-bound check of the pipeline: it returns the
 session's own observations about the user as facts, so precision and recall should both be ~1.
 """
@@ -39,9 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DEFAULT_PATH", "ObservationChatModel", "main", "run"]
+__all__ = ["DEFAULT_PATH", "MSC_PATH", "ObservationChatModel", "main", "msc_recall", "run"]
 
 DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+MSC_PATH = DEFAULT_PATH.parent.parent / "msc" / "msc_personas_train.json"
 # Message ids the bench hands the chat model: session * 1000 + turn, from dialogue ids such as "D3:12".
 _ID_STRIDE = 1000
 
@@ -146,18 +154,64 @@ def run(path: Path, thresholds: Sequence[float]) -> dict:
     }
 
 
+def msc_recall(path: Path = MSC_PATH, *, limit: int | None = None, sample: int = 0) -> dict:
+    """The share of MSC persona statements that raise at least one fact with the configured chat model.
+
+    Args:
+        limit: only the first ``limit`` statements (file order).
+        sample: how many ``(statement, facts)`` pairs to return, drawn at random (seed 0).
+
+    Returns:
+        ``{"statements", "raised", "recall", "facts", "by_slot", "sample"}``.
+    """
+    import random
+
+    from memories.llm import get_chat_model
+
+    chat = get_chat_model()
+    statements = [s for pair in json.loads(path.read_text()) for side in ("Speaker 1", "Speaker 2") for s in pair[side]]
+    statements = statements[:limit] if limit else statements
+    raised, facts, by_slot, pairs = 0, 0, {}, []
+    for index, statement in enumerate(statements):
+        found = chat.extract_facts(messages=[(index, f"user: {statement}")], known_facts=[]).facts
+        raised += bool(found)
+        facts += len(found)
+        for fact in found:
+            by_slot[fact.slot or "-"] = by_slot.get(fact.slot or "-", 0) + 1
+        pairs.append((statement, [f.text for f in found]))
+    return {
+        "statements": len(statements),
+        "raised": raised,
+        "recall": raised / len(statements) if statements else None,
+        "facts": facts,
+        "by_slot": dict(sorted(by_slot.items(), key=lambda item: -item[1])[:15]),
+        "sample": random.Random(0).sample(pairs, min(sample, len(pairs))),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Print candidate precision and recall per threshold, and each candidate with its nearest observation."""
     parser = argparse.ArgumentParser(prog="python -m bench.facts", description=__doc__.split("\n\n")[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--threshold", type=float, default=0.7)
     parser.add_argument("--examples", action="store_true", help="print every candidate with its nearest observation")
+    parser.add_argument("--msc", action="store_true", help="recall on MSC persona statements instead")
+    parser.add_argument("--limit", type=int, help="with --msc: only the first N statements")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
     os.environ.setdefault("BENCH_FACTS_PATH", str(args.path))
     import django
 
     django.setup()
+    if args.msc:
+        result = msc_recall(limit=args.limit, sample=60 if args.examples else 0)
+        print(
+            f"MSC persona statements: {result['statements']}, raising a fact: {result['raised']} "
+            f"(recall {result['recall']:.3f}), facts: {result['facts']}; by slot: {result['by_slot']}"
+        )
+        for statement, found in result["sample"]:
+            print(f"{statement}  ->  {found}")
+        return
     thresholds = sorted({0.6, args.threshold, 0.8})
     result = run(args.path, thresholds)
     print(

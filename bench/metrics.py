@@ -156,8 +156,10 @@ def _recall(ranked: Sequence[str], relevant: set[str], k: int) -> float:
 def session_recall(
     ranked_sessions: Sequence[str], evidence_sessions: set[str], ks: Sequence[int], *, name: str = "session_recall"
 ) -> dict[str, float]:
-    """``<name>@k``: share of the evidence sessions among the first ``k`` sessions of the ranking."""
-    return {f"{name}@{k}": _recall(ranked_sessions, evidence_sessions, k) for k in ks}
+    """``<name>@k``: share of the evidence sessions among the first ``k`` sessions of the ranking; and
+    ``session_all@k``: 1 when all of them are (LongMemEval's ``recall_all@k``, Wu et al., ICLR 2025)."""
+    shares = {f"{name}@{k}": _recall(ranked_sessions, evidence_sessions, k) for k in ks}
+    return shares | {f"session_all@{k}": float(shares[f"{name}@{k}"] == 1.0) for k in ks}
 
 
 def ranking_metrics(ranked_turns: Sequence[str], evidence: set[str], ks: Sequence[int]) -> dict[str, float]:

@@ -67,6 +67,7 @@ import json
 import logging
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -99,7 +100,17 @@ from bench.metrics import (
 if TYPE_CHECKING:
     from memories.importers import LocomoSession
 
-__all__ = ["DEFAULT_PATH", "SMOKE", "format_tables", "main", "run", "setup_django"]
+__all__ = [
+    "DEFAULT_PATH",
+    "RESULTS_DIR",
+    "SMOKE",
+    "format_tables",
+    "main",
+    "run",
+    "setup_django",
+    "throwaway_database",
+    "use_kept_database",
+]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PATH = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -150,6 +161,7 @@ def run(
     ks: Sequence[int] = DEFAULT_KS,
     *,
     use_current_database: bool = False,
+    keep_database: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Import the conversations, run every question through every system, return the results.
@@ -161,6 +173,10 @@ def run(
         ks: cut-offs; retrieval runs once at ``max(ks)``, smaller cut-offs are prefixes.
         use_current_database: work in the database Django is connected to (e.g. a pytest-django
             test database with ``transaction=True``) instead of creating and dropping one.
+        keep_database: work in a database named for the file (``bench_<file stem>``), created and
+            imported on the first run and kept: later runs import only what it lacks (nothing, for
+            the same file), so a ranking change is measured without embedding everything again.
+            Drop it (``dropdb``) after changing what an import stores.
         progress: show tqdm progress bars.
 
     Returns:
@@ -172,7 +188,6 @@ def run(
     """
     setup_django()
     from django.conf import settings
-    from django.db import connection
     from django_q.conf import Conf
 
     ks = tuple(sorted(set(ks)))
@@ -184,17 +199,60 @@ def run(
     conversations = _read_samples(path, samples)
     if use_current_database:
         return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=False)
+    if keep_database:
+        use_kept_database(f"bench_{re.sub(r'[^a-z0-9]+', '_', path.stem.lower())}")
+        return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=False)
+
+    with throwaway_database("memories"):
+        return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=True)
+
+
+@contextmanager
+def throwaway_database(name: str) -> Iterator[None]:
+    """Connect Django to a new, migrated database ``bench_<name>_<pid>`` for the block, and drop it after.
+
+    Django's test-database machinery: it works with the embedded server and with ``DATABASE_URL``;
+    the pid keeps it apart from the developer's database and from concurrent runs.
+    """
+    from django.db import connection
 
     old_name = connection.settings_dict["NAME"]
     old_test = dict(connection.settings_dict.get("TEST") or {})
-    # A name of our own: never the developer's database, never a concurrent test run's.
-    connection.settings_dict["TEST"] = {**old_test, "NAME": f"bench_memories_{os.getpid()}"}
+    connection.settings_dict["TEST"] = {**old_test, "NAME": f"bench_{name}_{os.getpid()}"}
+    # A pool keeps connecting to the database it was made for: start it again for the new one.
+    connection.close()
+    connection.close_pool()
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
-        return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=True)
+        yield
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
         connection.settings_dict["TEST"] = old_test
+
+
+def use_kept_database(name: str) -> bool:
+    """Connect Django to the database ``name`` on the configured server, created and migrated if missing.
+
+    Returns:
+        Whether it existed already.
+    """
+    from django.core.management import call_command
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        exists = cursor.fetchone() is not None
+    # A pool keeps connecting to the database it was made for: start it again for the new one.
+    connection.close()
+    connection.close_pool()
+    if not exists:
+        connection.settings_dict["TEST"] = {**(connection.settings_dict.get("TEST") or {}), "NAME": name}
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        return False
+    connection.close()
+    connection.settings_dict["NAME"] = name
+    call_command("migrate", verbosity=0)
+    return True
 
 
 # --- Input -----------------------------------------------------------------------------
@@ -621,7 +679,7 @@ def format_tables(results: dict[str, Any]) -> str:
     mrr = f"mrr@{max(ks)}"
     turn_keys = [f"turn_recall@{k}" for k in ks] + [f"turn_hit@{k}" for k in ks] + [mrr]
     turn_header = ["category", "system", "n", *[f"R@{k}" for k in ks], *[f"hit@{k}" for k in ks], f"MRR@{max(ks)}"]
-    session_header = ["category", "system", "n", *[f"S@{k}" for k in ks]]
+    session_header = ["category", "system", "n", *[f"S@{k}" for k in ks], *[f"all@{k}" for k in ks]]
     turn_lines: list[list[str]] = []
     session_lines: list[list[str]] = []
     systems = results["systems"]
@@ -633,12 +691,12 @@ def format_tables(results: dict[str, Any]) -> str:
             )
         for system, prefix, label in SESSION_ROWS:
             metrics = systems[system][group]
-            keys = [f"{prefix}@{k}" for k in ks]
+            keys = [f"{prefix}@{k}" for k in ks] + [f"session_all@{k}" for k in ks]
             session_lines.append([_group_label(group), label, str(metrics["n"]), *_cells(metrics, keys)])
     return (
         "Turn level: evidence recall R@k, any-evidence hit@k, MRR of the first evidence turn\n"
         + _table(turn_header, turn_lines)
-        + "\n\nSession level: evidence-session recall S@k\n"
+        + "\n\nSession level: evidence-session recall S@k; all@k: every evidence session among the first k\n"
         + _table(session_header, session_lines)
         + "\n\nOurs, what the default search returns\n"
         + _returned_table(results)
@@ -712,6 +770,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help=f"Tiny input: samples {SMOKE['samples']}, {SMOKE['max_sessions']} sessions.",
     )
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help="Keep the imported data in a database named for the file and reuse it on the next run.",
+    )
     parser.add_argument("--output", type=Path, help="Results file (default bench/results/retrieval-<time>.json).")
     args = parser.parse_args(argv)
     if args.smoke:
@@ -724,7 +787,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("django-q", "sentence_transformers"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
-        results = run(args.path, samples=args.samples, max_sessions=args.max_sessions, ks=args.ks)
+        results = run(
+            args.path,
+            samples=args.samples,
+            max_sessions=args.max_sessions,
+            ks=args.ks,
+            keep_database=args.keep_database,
+        )
     except ValueError as exc:
         parser.error(str(exc))
 

@@ -23,6 +23,7 @@ __all__ = [
     "Diary",
     "EndUser",
     "Entity",
+    "DialogueAct",
     "EntityKind",
     "Knowledge",
     "KnowledgeStatus",
@@ -88,6 +89,14 @@ class Role(models.TextChoices):
     SYSTEM = "system"
 
 
+class DialogueAct(models.TextChoices):
+    """What a turn does (``memories.llm.acts``): states something, asks, or only acknowledges."""
+
+    STATEMENT = "statement"
+    QUESTION = "question"
+    BACKCHANNEL = "backchannel"
+
+
 class Message(models.Model):
     """One message of a session; ``created_at`` is the conversation's own time."""
 
@@ -105,6 +114,10 @@ class Message(models.Model):
     received_at = models.DateTimeField(auto_now_add=True)
     embedding = _embedding_field()
     embedding_model = _embedding_model_field()
+    # Set with the vector: a backchannel is never a memory, a question only the lead-in to its answer.
+    dialogue_act = models.CharField(
+        max_length=16, choices=DialogueAct.choices, default=DialogueAct.STATEMENT, db_default=DialogueAct.STATEMENT
+    )
     # Full-text index of what is said, by whom, and any shared photo's caption (English stemming).
     search_vector = models.GeneratedField(
         expression=SearchVector(
@@ -148,19 +161,31 @@ class Message(models.Model):
         return str((self.metadata or {}).get("speaker") or self.role)
 
     @property
+    def text(self) -> str:
+        """What is shown to a bot and to a chat model: speaker, text and any photo caption."""
+        return f"{self.speaker}: {self._content_and_caption}"
+
+    @property
     def embedding_text(self) -> str:
-        """What is embedded and shown to the answer model: speaker, text and any photo caption."""
-        text = f"{self.speaker}: {self.content}"
+        """What is embedded: ``text``, without the speaker when it is only the role (``"user: "`` would
+        make every turn of a user alike to the model, and unlike the user's own questions)."""
+        return self.text if self.named_speaker else self._content_and_caption
+
+    @property
+    def named_speaker(self) -> bool:
+        """Whether the client named the speaker (``metadata["speaker"]`` other than the role)."""
+        return self.speaker.lower() != self.role
+
+    @property
+    def _content_and_caption(self) -> str:
         caption = (self.metadata or {}).get("image_caption")
-        if caption:
-            text += f" [shared a photo: {caption}]"
-        return text
+        return f"{self.content} [shared a photo: {caption}]" if caption else self.content
 
     @property
     def dated_text(self) -> str:
-        """``embedding_text`` after when it was said, for a chat model to resolve relative dates:
+        """``text`` after when it was said, for a chat model to resolve relative dates:
         ``"[2024-05-01 09:00 UTC] Mia: I moved here last week."``."""
-        return f"[{self.created_at:%Y-%m-%d %H:%M} UTC] {self.embedding_text}"
+        return f"[{self.created_at:%Y-%m-%d %H:%M} UTC] {self.text}"
 
 
 class SummaryMode(models.TextChoices):
@@ -209,8 +234,9 @@ class KnowledgeStatus(models.TextChoices):
 class Knowledge(models.Model):
     """A curated fact, owned by an end user or shared (``user`` is null: system-wide).
 
-    Facts raised from conversations start as candidates (with their source session and
-    messages) unless approval is switched off; only active facts are searched. A fact that
+    Facts raised from conversations are active at once and not ``reviewed`` (with their source
+    session and messages), or candidates when approval comes first
+    (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``); only active facts are searched. A fact that
     another replaces is kept as superseded history, pointing at its successor: within a ``slot``
     the fact said last (``said_at``) wins, whatever order facts were approved in.
     """
@@ -236,6 +262,10 @@ class Knowledge(models.Model):
     )
     needs_review = models.BooleanField(
         default=False, help_text="Contradicts another active fact that has no slot: a curator decides."
+    )
+    # Raised from a conversation and used at once, or approved, added or edited by a person.
+    reviewed = models.BooleanField(
+        default=True, help_text="A person approved, added or edited it; a fact raised from a conversation is not."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

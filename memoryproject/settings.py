@@ -238,8 +238,8 @@ MAX_REQUEST_BYTES = _number("MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 MAX_QUERY_DEPTH = _number("MAX_QUERY_DEPTH", 10, minimum=1)
 MAX_ALIASES = _number("MAX_ALIASES", 15, minimum=0)
-# Facts raised from conversations: staff approve them first (default), or they are active at once.
-KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVAL", default=True)
+# Facts raised from conversations are used at once, not reviewed (default), or wait for a person's approval.
+KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVAL", default=False)
 # A fact within this cosine distance of an existing one of the same user is a duplicate.
 KNOWLEDGE_DUPLICATE_DISTANCE = _number("KNOWLEDGE_DUPLICATE_DISTANCE", 0.1, minimum=0.0, maximum=2.0, cast=float)
 

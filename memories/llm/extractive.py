@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memories.llm.acts import is_backchannel, is_question
 from memories.llm.base import Completion, Embedder, FactExtraction
 from memories.llm.facts import extract_facts_heuristic
 from memories.llm.text import split_sentences
@@ -58,16 +59,25 @@ class ExtractiveChatModel:
     def summarize(self, *, lines: Sequence[str], max_sentences: int) -> Completion:
         """Pick up to ``max_sentences`` central, non-redundant sentences, kept in conversation order.
 
-        Each sentence keeps its speaker (``"Caroline: I went to a support group."``).
+        Each sentence keeps its speaker (``"Caroline: I went to a support group."``); questions and
+        acknowledgements (``memories.llm.acts``) are not candidates, so a session of nothing else has an
+        empty summary (never searched).
         """
         candidates: list[str] = []
         for line in lines:
             speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
             for sentence in split_sentences(text):
-                if len(sentence.split()) >= _MIN_WORDS:
+                # A question or an acknowledgement says nothing that happened.
+                if len(sentence.split()) >= _MIN_WORDS and not is_question(sentence) and not is_backchannel(sentence):
                     candidates.append(f"{speaker}: {sentence}" if speaker else sentence)
-        if not candidates:
-            candidates = [line for line in lines if line.strip()]
+        if not candidates:  # short turns only: the statements among them, whatever their length
+            candidates = [
+                line
+                for line in lines
+                if line.strip()
+                and not is_question(line.partition(": ")[2] or line)
+                and not is_backchannel(line.partition(": ")[2] or line)
+            ]
         if len(candidates) <= max_sentences:
             return Completion(text=" ".join(candidates), mode=self.mode)
         vectors = np.asarray(self.embedder.embed(candidates).vectors)

@@ -1,202 +1,150 @@
 """The offline heuristic that raises durable facts about the user from their own turns (no LLM).
 
-Conservative rules: a clause becomes a fact only when the user says, in the first person, something
-lasting about themselves (where they live or come from, their work, name, partner, diet, allergies,
-pets and family, favourites, goals and passions, what they have been doing or are learning or working
-on, likes), and its object is specific (not "stuff", "a lot", "all of it"). It is rewritten in the
-third person with the speaker's name ("I live in Osaka now" -> "Caroline lives in Osaka now."), or
-"The user" when the turn names no speaker. A sentence is skipped whole when it asks a question,
-negates ("not", "never", ...), is hypothetical or about plans ("if", "would", "want to", ...), or is
-about a passing moment ("today", "yesterday", ...); a clause that still speaks of "you" or "me" after
-the rewrite is skipped too, since it is about the other speaker or cannot be rewritten cleanly.
-Callers pass only the user's own turns.
+Each sentence of a user's turn is cut into clauses at the points where a new subject starts ("I'm
+allergic to shellfish, so no shrimp for me", "I quit the hospital and I work at Rakuten now"), and
+each clause is matched against rules of what people say about themselves that lasts
+(``memories.llm.fact_rules``: where they live and come from, work and studies, name, age,
+birthday, partner, family and where they live, pets, diet, allergies and health, likes and
+dislikes, favourites, pastimes, dated plans, and the end of a value: "I quit", "we broke up").
+A matched clause becomes a third-person statement with the speaker's name ("I live in Osaka now"
+-> "Caroline lives in Osaka now."), or "The user" when the turn names no speaker.
 
-Some facts fill a *slot* a person has one value of at a time (residence, job, name, partner, diet,
-each favourite thing, a named pet's name): the newest fact in a slot supersedes older ones
-(``memories.services.knowledge``). Facts without a slot (allergies, likes, possessions) accumulate.
+Skipped: a question; a sentence that is conditional or a wish ("if I ever moved to Canada...",
+"I'd love to live by the sea"); a clause whose own words, up to the end of what the rule took,
+negate it ("I'm not into football"; only rules about a "not", such as "I don't eat pork", take
+those), speak of what may happen ("I might move", "I want to"; only rules about dated plans take
+the future), of the past as past ("I used to live in Lyon", "back when..."), or of a passing
+moment ("today", "right now") for facts without a slot; an object that is vague ("stuff", "a
+lot") or long; and a statement that still speaks of "you" or "we" once rewritten.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from memories.llm.base import Fact
+from memories.llm.fact_rules import ANYWHERE, RULES, Rule
+from memories.llm.person import third_person
 from memories.llm.text import split_sentences
 
 __all__ = ["extract_facts_heuristic"]
 
-_PETS = r"(?:dog|puppy|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|fish|turtle|horse|snake|lizard)"
-_KIN = r"(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandchildren|grandkids)"
-_RELATIONSHIP = r"(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse)"
-_LIKES = {"love": "loves", "like": "likes", "enjoy": "enjoys", "adore": "adores", "hate": "hates"}
-
-
-@dataclass(frozen=True)
-class _Rule:
-    pattern: re.Pattern[str]
-    # Builds the third-person statement from the subject ("Caroline") and the match.
-    rewrite: Callable[[str, re.Match[str]], str]
-    slot: Callable[[re.Match[str]], str | None]
-    confidence: float
-
-
-def _rule(pattern: str, rewrite: Callable[[str, re.Match[str]], str], slot: str | None, confidence: float) -> _Rule:
-    return _Rule(re.compile(pattern, re.I), rewrite, lambda _m: slot, confidence)
-
-
-_RULES: list[_Rule] = [
-    _rule(
-        r"^I(?:'m| am)? (?:currently |still )?(?:live|living) in (?P<o>.+)",
-        lambda s, m: f"{s} lives in {m['o']}",
-        "residence",
-        0.9,
-    ),
-    _rule(
-        r"^I(?:'ve| have)? (?:just |recently |finally )?(?:moved|relocated) to (?P<o>.+)",
-        lambda s, m: f"{s} moved to {m['o']}",
-        "residence",
-        0.85,
-    ),
-    _rule(r"^I(?:'m| am) (?:originally )?from (?P<o>.+)", lambda s, m: f"{s} is from {m['o']}", "origin", 0.85),
-    _rule(
-        r"^I(?:'m| am)? (?:currently )?(?:work|working) (?P<p>as|at|for) (?P<o>.+)",
-        lambda s, m: f"{s} works {m['p'].lower()} {m['o']}",
-        "job",
-        0.85,
-    ),
-    _rule(r"^my name is (?P<o>.+)", lambda s, m: f"{s}'s name is {m['o']}", "name", 0.95),
-    _rule(r"^I(?:'m| am) allergic to (?P<o>.+)", lambda s, m: f"{s} is allergic to {m['o']}", None, 0.9),
-    _rule(
-        r"^I(?:'m| am) (?:a |an )?(?P<o>vegetarian|vegan|pescatarian)\b",
-        lambda s, m: f"{s} is a {m['o'].lower()}",
-        "diet",
-        0.9,
-    ),
-    _rule(
-        r"^I(?:'m| am) (?P<o>married|engaged|divorced|single)\b(?P<r>.*)",
-        lambda s, m: f"{s} is {m['o'].lower()}{m['r']}",
-        "partner",
-        0.85,
-    ),
-    _rule(
-        rf"^my (?P<k>{_RELATIONSHIP})(?:'s name)? is (?P<o>[A-Z][\w-]+(?: [A-Z][\w-]+)?)$",
-        lambda s, m: f"{s}'s {m['k'].lower()} is {m['o']}",
-        "partner",
-        0.85,
-    ),
-    _Rule(
-        re.compile(rf"^my (?P<k>{_PETS})(?:'s name is| is (?:named|called)) (?P<o>[A-Z][\w-]+)$", re.I),
-        lambda s, m: f"{s}'s {m['k'].lower()} is named {m['o']}",
-        lambda m: "pet_name:" + m["k"].lower(),
-        0.85,
-    ),
-    _Rule(
-        re.compile(r"^my (?:all-time )?favou?rite (?P<k>[a-z]+(?: [a-z]+)?) (?:is|are) (?P<o>.+)", re.I),
-        lambda s, m: f"{s}'s favourite {m['k'].lower()} is {m['o']}",
-        lambda m: "favourite:" + m["k"].lower(),
-        0.85,
-    ),
-    _rule(
-        rf"^I (?:have|own|'ve got|have got) (?P<o>(?:a|an|one|two|three|four|five|\d+) (?:[\w-]+ ){{0,2}}"
-        rf"(?:{_PETS}s?|{_KIN})\b.*)",
-        lambda s, m: f"{s} has {m['o']}",
-        None,
-        0.8,
-    ),
-    _rule(
-        r"^I(?:'ve| have) been (?P<o>\w+ing\b.*\bfor (?:over |about |almost |nearly )?(?:a|\w+) "
-        r"(?:years?|decades?))",
-        lambda s, m: f"{s} has been {m['o']}",
-        None,
-        0.75,
-    ),
-    _rule(
-        r"^my (?P<k>goal|passion|hobby|career|art|work) (?:is|has always been) (?P<o>.+)",
-        lambda s, m: f"{s}'s {m['k'].lower()} is {m['o']}",
-        None,
-        0.7,
-    ),
-    _rule(
-        r"^I(?:'m| am) (?:really |so |very |super )?"
-        r"(?P<p>passionate about|interested in|keen on|a (?:big |huge )?fan of) (?P<o>.+)",
-        lambda s, m: f"{s} is {m['p'].lower()} {m['o']}",
-        None,
-        0.65,
-    ),
-    _rule(
-        r"^I(?:'m| am) (?:still |currently |now |also )?(?P<o>(?:learning|studying|training|volunteering|mentoring|"
-        r"working on|looking into|taking|practicing|practising|teaching)\b.+)",
-        lambda s, m: f"{s} is {m['o']}",
-        None,
-        0.6,
-    ),
-    _rule(
-        r"^I(?:'ve| have) been (?P<o>(?!busy|so|really|thinking|feeling|wondering|meaning)\w+ing\b.+)",
-        lambda s, m: f"{s} has been {m['o']}",
-        None,
-        0.6,
-    ),
-    _rule(
-        r"^I (?:really |absolutely |just )?(?P<v>love|like|enjoy|adore|hate) (?!(?:that|it|this|those|these|them|"
-        r"the way|how|what|when|where|seeing|hearing|to see|to hear|talking|chatting)\b)(?P<o>.+)",
-        lambda s, m: f"{s} {_LIKES[m['v'].lower()]} {m['o']}",
-        None,
-        0.6,
-    ),
-]
-
-_SKIP = re.compile(
-    r"\?|\b(?:not|never|no|nobody|nothing|no longer|n't|if|would|could|might|maybe|perhaps|wish|hope|hoping|"
-    r"someday|one day|plan|plans|planning|want|wanna|gonna|going to|will|should|imagine|dream|"
-    r"today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend)|right now|last night|"
-    r"just now|at the moment)\b|n't\b",
+_CONTRACTIONS = {
+    "i'm": "I am", "im": "I am", "i've": "I have", "ive": "I have", "i'd": "I would", "i'll": "I will",
+    "we're": "we are", "we've": "we have", "we'd": "we would", "don't": "do not", "dont": "do not",
+    "doesn't": "does not", "didn't": "did not", "can't": "cannot", "cant": "cannot", "won't": "will not",
+    "isn't": "is not", "aren't": "are not", "wasn't": "was not", "haven't": "have not", "hasn't": "has not",
+    "wouldn't": "would not", "couldn't": "could not", "shouldn't": "should not", "i": "I",
+}  # fmt: skip
+_CONTRACTION = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in _CONTRACTIONS) + r")(?![\w'])", re.I)
+# Where a clause starts inside a sentence: a break, or a comma or conjunction before a new first-person subject.
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:;|\s[-\u2013\u2014]+\s|:\s|\.{2,}|\u2026)\s*"
+    r"|(?:,\s*(?:(?:and|but|so|because|cause|since|though|although|plus|while|yet|then|now|also)\s+)*"
+    r"|\s+(?:(?:and|but|so|because|cause|since|though|although|plus|while|yet|then|also)\s+)+)"
+    r"(?=(?:I|my|we|our)\b)",
+    re.I,
+)
+# A clause that opens with what the speaker did leaves out "I" ("Broke up with Tom last month").
+_SUBJECTLESS = re.compile(
+    r"^(?:just )?(?:broke up|split up|moved|started|quit|left|got|joined|switched|adopted|finished|went back|landed|"
+    r"married|retired|graduated|handed in|booked)\b",
+    re.I,
+)
+_GREETING_NAME = re.compile(
+    r"^(?:hi|hello|hey)(?: there| all| everyone)?[,!.]*\s*(?:I am|this is) (?P<name>(?-i:[A-Z][a-z'-]+))(?:[,!.]|$)",
     re.I,
 )
 _FILLER = re.compile(
-    r"^(?:yeah|yes|yep|oh|ah|wow|well|so|and|but|also|actually|honestly|btw|by the way|haha|lol|hey|hi|um|"
-    r"anyway|plus|thanks|thank you|totally|true|right|definitely|absolutely|exactly)\b[,!.]?\s*",
+    r"^(?:yeah|yes|yep|yup|oh|ah|wow|well|so|and|but|also|actually|honestly|btw|by the way|haha|lol|hey|hi|hello|"
+    r"um|uh|anyway|anyways|plus|ok|okay|thanks|thank you|totally|true|right|definitely|absolutely|exactly|sure|"
+    r"fun fact|guess what|big news|news|update|quick update|fyi|just so you know|for the record|as you know|"
+    r"funny enough|luckily|sadly|unfortunately|fortunately|finally|basically|then|now|these days|lately|"
+    r"nowadays|at the moment|currently|since then|good news)\b[,!.:]?\s*",
     re.I,
 )
-_CLAUSE_BREAK = re.compile(r"\s*(?:[,;:!]|\s[-–—]\s|\s(?:and|but|so|because|since|which|though|although)\s)\s*")
-_FIRST_OR_SECOND_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|we|us|our|ours|you|your|yours|y'all)\b", re.I)
+_CONDITIONAL = re.compile(
+    r"\b(?:if|unless|whether|would|wish|hope|hoping|imagine|imagining|suppose|someday|one day|dream|dreaming|"
+    r"wonder|wondering|were I|supposing|in case)\b",
+    re.I,
+)
+_NEGATION = re.compile(r"\b(?:not|never|no|nobody|nothing|no longer|n't|neither|nor|without|hardly)\b|n't\b", re.I)
+_MAY_HAPPEN = re.compile(
+    r"\b(?:might|may|maybe|perhaps|could|should|will|shall|want|wanna|gonna|going to|plan|plans|planning|"
+    r"thinking about|thinking of|considering|hope|try to|trying to|need to|have to|gotta|'ll)\b",
+    re.I,
+)
+_PAST = re.compile(
+    r"\b(?:used to|back when|back in the day|when I was|as a (?:kid|child|teen)|in the past|once)\b", re.I
+)
+_PASSING = re.compile(
+    r"\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week|weekend)|right now|last night|"
+    r"just now|at the moment|for now)\b",
+    re.I,
+)
+_OTHER_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|we|us|our|ours|you|your|yours|y'all|myself)\b", re.I)
 _MAX_OBJECT_WORDS = 12
 # Objects this vague say nothing lasting ("I love all of it", "I've been learning a ton", "... stuff").
 _VAGUE = re.compile(
-    r"\b(?:stuff|things?|a ton|a lot|lots|busy|all|everything|something|ambitions|recently|lately)\b", re.I
+    r"\b(?:stuff|things?|a ton|a lot|lots|all|everything|something|anything|it all|that|this|those|these|them|"
+    r"recently|lately|ambitions|whatever|etc)\b",
+    re.I,
 )
 
 
+def _normalised(text: str) -> str:
+    """``text`` with straight apostrophes, contractions spelled out ("I'm" -> "I am") and single spaces."""
+    text = re.sub(r"[\u2018\u2019\u02bc]", "'", text)
+    text = _CONTRACTION.sub(lambda m: _CONTRACTIONS[m[0].lower()], text)
+    return " ".join(text.split())
+
+
 def _clauses(sentence: str) -> list[str]:
-    """Each clause of ``sentence`` with leading fillers ("Yeah, ...", "Oh and ...") removed."""
+    """The clauses of ``sentence`` (normalised), fillers ("Yeah, ...", "Big news:") removed, "I" put back
+    where the speaker left it out."""
     clauses = []
-    for part in _CLAUSE_BREAK.split(sentence.strip().rstrip(".!")):
-        while (stripped := _FILLER.sub("", part, count=1)) != part:
+    for part in _CLAUSE_BREAK.split(sentence.rstrip(".!")):
+        part = part.strip()
+        while part and (stripped := _FILLER.sub("", part, count=1)) != part:
             part = stripped
         if part:
-            clauses.append(part)
+            clauses.append(f"I {part[0].lower()}{part[1:]}" if _SUBJECTLESS.match(part) else part)
     return clauses
 
 
-def _statement(subject: str, sentence: str) -> tuple[str, str | None, float] | None:
-    """The third-person statement, slot and confidence of the first clause a rule matches, or ``None``."""
-    if _SKIP.search(sentence):
-        return None
+def _skipped(said: str, *, rule: Rule, slot: str | None) -> bool:
+    """Whether what a rule took (``said``) negates, speaks of what may happen, of the past, or of a
+    passing moment (for a fact without a slot), as that rule cannot take."""
+    return bool(
+        (not rule.negated and _NEGATION.search(said))
+        or (not rule.dated and _MAY_HAPPEN.search(said))
+        or _PAST.search(said)
+        or (slot is None and _PASSING.search(said))
+    )
+
+
+def _statements(sentence: str) -> list[tuple[str, str | None, float]]:
+    """The first-person statements, slots and confidences the rules make of a normalised ``sentence``:
+    for each clause, the first rule that matches its start; and every match of a rule that looks
+    anywhere in the sentence ("..., my husband Giorgos only eats the tomatoes")."""
+    found = []
     for clause in _clauses(sentence):
-        for rule in _RULES:
-            if not (match := rule.pattern.match(clause)):
-                continue
-            obj = match.groupdict().get("o") or ""
-            if len(obj.split()) > _MAX_OBJECT_WORDS or _VAGUE.search(obj):
-                return None
-            text = rule.rewrite(subject, match)
-            text = re.sub(r"\bmy\b", "their", text, flags=re.I)
-            text = re.sub(r"\bmyself\b", "themselves", text, flags=re.I)
-            if _FIRST_OR_SECOND_PERSON.search(text.removeprefix(subject)):
-                return None
-            return text.rstrip(" .") + ".", rule.slot(match), rule.confidence
-    return None
+        for rule in RULES:
+            if match := rule.pattern.match(clause):
+                found.append((match, clause[: match.end()], rule))
+                break
+    found += [(m, m.group(0), rule) for rule in ANYWHERE for m in rule.pattern.finditer(sentence)]
+    statements = []
+    for match, said, rule in found:
+        slot = rule.slot(match)
+        obj = (match.groupdict().get("o") or "").strip()
+        if _skipped(said, rule=rule, slot=slot) or len(obj.split()) > _MAX_OBJECT_WORDS or _VAGUE.search(obj):
+            continue
+        statement = (rule.statement(match) if rule.statement else said).strip(" ,.")
+        if all(statement != s and (slot is None or slot != other) for s, other, _ in statements):
+            statements.append((statement, slot, rule.confidence))
+    return statements
 
 
 def extract_facts_heuristic(
@@ -210,15 +158,24 @@ def extract_facts_heuristic(
         known_facts: unused; superseding works by slot (``Fact.slot``).
 
     Returns:
-        One ``Fact`` per matching clause (at most one per sentence), with its message id, slot and
-        confidence; ``replaces_id`` is never set.
+        One ``Fact`` per matching clause, with its message id, slot and confidence, in the order
+        said; ``replaces_id`` is never set.
     """
     facts: list[Fact] = []
     for message_id, line in messages:
         speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
         subject = speaker.strip() if speaker.strip() and speaker.strip().lower() != "user" else "The user"
         for sentence in split_sentences(text):
-            if found := _statement(subject, sentence):
-                statement, slot, confidence = found
-                facts.append(Fact(text=statement, message_ids=[message_id], slot=slot, confidence=confidence))
+            sentence = _normalised(sentence)
+            if sentence.endswith("?") or _CONDITIONAL.search(sentence):
+                continue
+            if _SUBJECTLESS.match(sentence):
+                sentence = f"I {sentence[0].lower()}{sentence[1:]}"
+            found = [(f"my name is {g['name']}", "name", 0.85)] if (g := _GREETING_NAME.match(sentence)) else []
+            found += _statements(sentence)
+            for statement, slot, confidence in found:
+                text_3p = third_person(statement, subject=subject)
+                if _OTHER_PERSON.search(text_3p.removeprefix(subject)):
+                    continue
+                facts.append(Fact(text=text_3p + ".", message_ids=[message_id], slot=slot, confidence=confidence))
     return facts

@@ -24,23 +24,32 @@ Only vectors made by the configured embedding model take part in a ranking.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 
 from django.conf import settings
 
 from memories.llm import EmbeddingBatch, Usage, get_chat_model, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
-from memories.models import EndUser, Message, Role, Session
+from memories.models import DialogueAct, EndUser, Message, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.dates import named_days
-from memories.search.fusion import fuse, with_a_new_session_last
+from memories.search.fusion import (
+    answers_for_questions,
+    facts_over_sources,
+    fuse,
+    replaced_last,
+    with_a_new_session_last,
+)
 from memories.search.hits import Hit, Turn, load_hits
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrievers import ReembeddingNeeded
 from memories.search.scope import SOURCES, Scope, SearchFilter
+from memories.search.topics import fact_classes, topic_asked
 from memories.search.validation import MAX_QUERY_CHARS, validate_context, validate_search
 
 __all__ = [
@@ -63,6 +72,7 @@ __all__ = [
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
 # one ranking but high by the other is still found.
 _MIN_CANDIDATES = 50
+_SENTENCE_END = re.compile(r"(?<=[.!?\u2026])\s+")
 _CANDIDATES_PER_HIT = 5
 
 
@@ -235,10 +245,13 @@ def context(
                     vector=lambda: future.result().vectors[0],
                     top_k=settings.SEARCH_DEFAULT_TOP_K,
                     hidden=excluded,
+                    # What the user said next often completes a memory ("Did you find a date?" "December 20.").
+                    turns_after=2,
                 )
             usage = future.result().usage
             hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
             memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
+            memories = _in_prompt_order(memories)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
     window_tokens = sum(turn_tokens)
@@ -259,12 +272,14 @@ def retrieve(
     vector: Sequence[float] | Callable[[], Sequence[float]],
     top_k: int,
     hidden: set[int] | frozenset[int] = frozenset(),
+    turns_after: int = 1,
 ) -> list[Hit]:
     """The ``top_k`` best hits in ``scope`` for ``query`` (embedded as ``vector``), all sources fused.
 
     ``vector`` may be a function returning the query embedding, called once the rankings that need
     no vector (words, entities) have run: the model can compute it meanwhile, in another thread.
-    ``hidden`` message ids are never shown as a hit's neighbouring turns.
+    ``hidden`` message ids are never shown as a hit's neighbouring turns; ``turns_after``: how many turns
+    after a message hit are shown with it (the one before always is).
 
     Raises:
         ReembeddingNeeded: a ranked vector was made by another embedding model.
@@ -280,6 +295,7 @@ def retrieve(
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
     by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
     by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
+    by_topic = _facts_on_topic(scope=scope, query=query, vector=vector, limit=top_k)
     message_ids = list(
         dict.fromkeys(
             [pk for _, kind, pk in by_vector if kind == "message"]
@@ -290,33 +306,68 @@ def retrieve(
     )
     turns = retrievers.neighbours(message_ids=message_ids)
     sessions = {("summary", pk): session for kind, pk, _, session in nearest if kind == "summary"}
-    sessions |= {("message", pk): session for pk, (session, _, _) in turns.items()}
+    sessions |= {("message", pk): place.session for pk, place in turns.items()}
     rankings = {
         "vector": [(kind, pk) for _, kind, pk in by_vector],
         "words": [("message", pk) for pk in by_words],
         "entity": by_entity,
         "time": [("message", pk) for pk, _ in by_time],
+        "topic": [("knowledge", pk) for pk in by_topic],
     }
     ranked = fuse(
         rankings=list(rankings.values()),
         sessions=sessions,
-        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+        neighbours={pk: (place.before, place.after) for pk, place in turns.items()},
     )
+    # A question is shown only as the lead-in to the turn that answers it.
+    ranked = answers_for_questions(ranked, answer_of=_answers(turns, hidden=hidden | set(scope.exclude_message_pks)))
+    facts = [pk for (kind, pk), _ in ranked if kind == "knowledge"]
+    origin = retrievers.provenance(
+        knowledge_ids=facts, message_ids=[pk for (kind, pk), _ in ranked if kind == "message"]
+    )
+    # A fact stands in for the turns it was raised from; a turn whose fact was replaced comes after the rest.
+    ranked = facts_over_sources(ranked, sources=origin.sources)
+    ranked = replaced_last(ranked, replaced={("message", pk) for pk in origin.replaced})
     found_by: dict[tuple[str, int], list[str]] = {}
     for name, ranking in rankings.items():
         for rank, candidate in enumerate(ranking, start=1):
             found_by.setdefault(candidate, []).append(f"{name} #{rank}")
-    distances = {("message", pk): distance for pk, distance in by_time}
-    distances |= {(kind, pk): distance for distance, kind, pk in by_vector}
     return load_hits(
         # The place kept for another session goes to a relevant candidate, not a stray shared word.
         ranked=with_a_new_session_last(ranked, sessions=sessions, top_k=top_k, eligible=set(rankings["vector"])),
-        distances=distances,
-        neighbours={pk: (before, after) for pk, (_, before, after) in turns.items()},
+        neighbours=turns,
         vector=vector,
+        sources=origin.sources,
+        replaced=origin.replaced,
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
+        turns_after=turns_after,
+        topical=frozenset(("knowledge", pk) for pk in by_topic),
     )
+
+
+def _facts_on_topic(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[int]:
+    """The user's facts that answer the topic the query asks about (``topics``): by their slot, said last
+    first, or for a request for advice, nearest the topic first; ``[]`` when it asks about none."""
+    if "knowledge" not in scope.sources or (topic := topic_asked(query, vector)) is None:
+        return []
+    if topic.slots:
+        # "my son's name": the son's facts, when there are any, not the whole family's.
+        named = [head for head in topic.slots if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
+        found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
+        return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
+    prototype, classes = fact_classes(topic)
+    return [pk for pk, _ in retrievers.by_topic(scope=scope, topic=prototype, classes=classes, limit=limit)]
+
+
+def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:
+    """For each question among ``turns``: the turn after it when that answers it (a statement not
+    ``hidden``), else ``None``."""
+    return {
+        pk: place.after if place.after_act == DialogueAct.STATEMENT and place.after not in hidden else None
+        for pk, place in turns.items()
+        if place.act == DialogueAct.QUESTION
+    }
 
 
 def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
@@ -367,19 +418,21 @@ def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | 
 
 
 def _relevant(hits: list[Hit]) -> list[Hit]:
-    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query, and the messages found by
-    their words that have no vector yet (the worker has not embedded them: they cannot be judged)."""
-    return [h for h in hits if h.score is None or h.score >= settings.SEARCH_MIN_SIMILARITY]
+    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query, the facts on the topic it asks
+    about (``Hit.topical``), and the messages found by their words that have no vector yet (the worker has
+    not embedded them: they cannot be judged)."""
+    return [h for h in hits if h.score is None or h.score >= settings.SEARCH_MIN_SIMILARITY or h.topical]
 
 
 def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
     """The best ``hits`` whose blocks fit ``max_tokens`` together, and their blocks' tokens.
 
     No turn is shown twice: a message hit loses the turns an earlier kept hit shows, and is left
-    out if its own turn is one.
+    out if its own turn is one; a summary loses its sentences that a kept turn says, and is left
+    out when none is left.
     """
     kept: list[Hit] = []
-    shown: set[int] = set()
+    shown: dict[int, str] = {}
     used = 0
     for hit, tokens in zip(hits, count_tokens([h.block() for h in hits]), strict=True):
         if hit.kind == "message":
@@ -389,9 +442,34 @@ def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
             if len(turns) < len(hit.turns):
                 hit = replace(hit, turns=turns)
                 tokens = sum(count_tokens([hit.block()]))
+        elif hit.kind == "summary" and shown:
+            content = _unsaid(hit.content, said=shown.values())
+            if not content:
+                continue
+            if content != hit.content:
+                hit = replace(hit, content=content)
+                tokens = sum(count_tokens([hit.block()]))
         if used + tokens > max_tokens:
             continue
         kept.append(hit)
         used += tokens
-        shown.update(t.id for t in hit.turns)
+        shown.update((t.id, t.content) for t in hit.turns)
     return kept, used
+
+
+def _unsaid(summary: str, *, said: Iterable[str]) -> str:
+    """The sentences of ``summary`` (each maybe led by its speaker, ``"Mia: ..."``) that none of the
+    ``said`` turns holds word for word."""
+    said = [" ".join(text.split()) for text in said]
+    kept = []
+    for sentence in _SENTENCE_END.split(summary.strip()):
+        words = " ".join(sentence.split(": ", 1)[-1].split())
+        if words and not any(words in text for text in said):
+            kept.append(sentence)
+    return " ".join(kept)
+
+
+def _in_prompt_order(memories: list[Hit]) -> list[Hit]:
+    """Newest first, facts by when they were said: a later statement of the same thing always comes above
+    an earlier one (a fact that no turn since has changed, above those turns)."""
+    return sorted(memories, key=lambda h: h.conversation_time or datetime.min.replace(tzinfo=UTC), reverse=True)

@@ -45,10 +45,11 @@ def answer_question(
 ) -> Answer:
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
-    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, turns with
-    their speaker and date ("On 8 May 2023 Caroline said: ..."), the day as it was in ``zone``
-    (the caller's time zone), each quote after its end user's id ("[user u1] On ...") when
-    ``multi_user``; nothing is generated. A question is quoted by the reply after it, and one that
+    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, newest first: facts
+    ("Known: ... (said on 3 June 2024)") and turns with their speaker and date ("On 8 May 2023
+    Caroline said: ..."), the day as it was in ``zone`` (the caller's time zone), each quote after
+    its end user's id ("[user u1] On ...") when ``multi_user``; never a turn whose fact a later one
+    replaced; nothing is generated. A question is quoted by the reply after it, and one that
     has no reply is not quoted: with nothing left to quote the answer is "not found". An LLM gets
     the hits as numbered blocks and cites the numbers it used ("[2][5]" or "[2, 5]").
 
@@ -78,15 +79,26 @@ def answer_question(
 
 
 def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
-    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, messages first; with several
-    end users searched, each quote names its user."""
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, newest first: the facts of the topic
+    asked about (``Hit.topical``), then the best facts and turns, never a turn whose fact a later one replaced; only without either, summaries and diaries
+    (which retell the turns). With several end users searched, each quote names its user."""
+    current = [h for h in relevant if h.replaced_at is None]
+    # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
+    said = [h for h in current if h.topical] + [
+        h for h in current if h.kind in ("knowledge", "message") and not h.topical
+    ]
+    retold = [h for h in current if h.kind not in ("knowledge", "message")]
     quotes: dict[str, Hit] = {}
-    for hit in sorted(relevant, key=lambda h: h.kind != "message"):
-        if (quote := _quote(hit, zone)) is not None:
-            quotes.setdefault(f"[user {hit.user_id}] {quote}" if multi_user and hit.user_id else quote, hit)
-        if len(quotes) == _QUOTED:
+    for group in (said, retold):
+        for hit in group:
+            if len(quotes) == _QUOTED:
+                break
+            if (quote := _quote(hit, zone)) is not None:
+                quotes.setdefault(f"[user {hit.user_id}] {quote}" if multi_user and hit.user_id else quote, hit)
+        if quotes:
             break
-    return list(quotes.items())
+    never = datetime.min.replace(tzinfo=UTC)
+    return sorted(quotes.items(), key=lambda item: item[1].conversation_time or never, reverse=True)
 
 
 def _answering_turn(hit: Hit) -> Turn | None:
@@ -108,7 +120,8 @@ def _quote(hit: Hit, zone: tzinfo) -> str | None:
         return f"From the conversation of {_day(hit.conversation_time, zone)}: {hit.content}"
     if hit.kind == "diary":
         return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
-    return f"Known: {hit.content}"
+    said = f" (said on {_day(hit.conversation_time, zone)})" if hit.conversation_time else ""
+    return f"Known: {hit.content}{said}"
 
 
 def _day(value: datetime | None, zone: tzinfo) -> str:

@@ -12,7 +12,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
-__all__ = ["NEIGHBOUR_SHARE", "RRF_K", "SESSION_SHARE", "Candidate", "fuse", "with_a_new_session_last"]
+__all__ = [
+    "NEIGHBOUR_SHARE",
+    "RRF_K",
+    "SESSION_SHARE",
+    "Candidate",
+    "answers_for_questions",
+    "facts_over_sources",
+    "fuse",
+    "replaced_last",
+    "with_a_new_session_last",
+]
 
 RRF_K = 10
 # A turn gains this share of the fused score of the turn before it, the one it replies to: an answer
@@ -85,3 +95,56 @@ def with_a_new_session_last(
         if sessions.get(item[0], item[0]) not in shown and (eligible is None or item[0] in eligible):
             return [*head, item]
     return list(ranked[:top_k])
+
+
+def answers_for_questions(
+    ranked: Sequence[tuple[Candidate, float]], *, answer_of: Mapping[int, int | None]
+) -> list[tuple[Candidate, float]]:
+    """``ranked`` without the questions (message ids in ``answer_of``): each question's place goes to the
+    turn answering it (``answer_of[id]``; ``None``: it has none, and the question goes), which keeps the
+    better of its own score and the question's.
+
+    A question says nothing about the user by itself, and the user's own earlier questions match a new
+    one best of all ("Where do I work?" again): shown, they would crowd out the answers.
+    """
+    scores = dict(ranked)
+    order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
+    for (kind, pk), score in ranked:
+        if kind == "message" and pk in answer_of:
+            del scores[(kind, pk)]
+            answer = answer_of[pk]
+            if answer is not None and answer not in answer_of:
+                key = ("message", answer)
+                if score > scores.get(key, float("-inf")):
+                    scores[key] = score
+                    order[key] = min(order.get(key, order[(kind, pk)]), order[(kind, pk)])
+    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
+
+
+def facts_over_sources(
+    ranked: Sequence[tuple[Candidate, float]], *, sources: Mapping[int, Collection[int]]
+) -> list[tuple[Candidate, float]]:
+    """``ranked`` where each fact (knowledge id in ``sources``) takes the place of the best of the turns it
+    was raised from (``sources[id]``, message ids) when that is better than its own, and those turns go:
+    the fact says what they said, as it holds now."""
+    scores = dict(ranked)
+    order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
+    for (kind, pk), _ in ranked:
+        if kind != "knowledge" or (kind, pk) not in scores:
+            continue
+        for message_id in sources.get(pk, ()):
+            turn = ("message", message_id)
+            if turn in scores:
+                if scores[turn] > scores[(kind, pk)]:
+                    scores[(kind, pk)] = scores[turn]
+                    order[(kind, pk)] = order[turn]
+                del scores[turn]
+    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
+
+
+def replaced_last(
+    ranked: Sequence[tuple[Candidate, float]], *, replaced: Collection[Candidate]
+) -> list[tuple[Candidate, float]]:
+    """``ranked`` with the ``replaced`` candidates (turns that said what a later fact replaced) after all
+    the others, in their own order: what held earlier never comes above what holds now."""
+    return [item for item in ranked if item[0] not in replaced] + [item for item in ranked if item[0] in replaced]

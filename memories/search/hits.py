@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import ClassVar
 
 from pgvector.django import CosineDistance
 
-from memories.models import Diary, Knowledge, Message, Summary
+from memories.models import DialogueAct, Diary, Knowledge, Message, Summary
+from memories.search.retrievers import Neighbours
 
 __all__ = ["Hit", "Turn", "load_hits"]
 
@@ -22,12 +23,12 @@ class Turn:
     role: str
     speaker: str
     content: str
-    text: str  # speaker, content and any photo caption, as embedded
+    text: str  # speaker, content and any photo caption (``Message.text``)
     created_at: datetime
     is_hit: bool
 
     # The message columns ``of`` reads: a query for turns need read no others (not the vectors).
-    COLUMNS: ClassVar[tuple[str, ...]] = ("role", "content", "metadata", "created_at")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("role", "content", "metadata", "created_at", "dialogue_act")
 
     @classmethod
     def of(cls, message: Message, *, is_hit: bool = False) -> Turn:
@@ -36,7 +37,7 @@ class Turn:
             role=message.role,
             speaker=message.speaker,
             content=message.content,
-            text=message.embedding_text,
+            text=message.text,
             created_at=message.created_at,
             is_hit=is_hit,
         )
@@ -48,7 +49,10 @@ class Hit:
 
     ``score`` is cosine similarity to the query (-1..1), ``None`` for a message not embedded
     yet; ``relevance`` is its fused score (``memories.search.fusion``), which orders the hits.
-    A message hit carries its neighbouring ``turns`` (itself included), in order.
+    A message hit carries its neighbouring ``turns`` (itself included, acknowledgements left out),
+    in order; a fact the turns it was raised from. ``conversation_time`` is when it was said (a
+    fact: its latest source turn). ``replaced_at``: a message that said what a later fact replaced,
+    when that was said. ``reviewed``: for a fact, whether a person approved, added or edited it.
     """
 
     kind: str
@@ -63,18 +67,25 @@ class Hit:
     role: str | None = None
     turns: tuple[Turn, ...] = ()
     found_by: tuple[str, ...] = ()  # the rankings that found it and its place in each, e.g. "words #1"
+    replaced_at: datetime | None = None
+    reviewed: bool | None = None
+    topical: bool = False  # a fact that bears on the topic the query asks about (``memories.search.topics``)
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
         who = f" | user {self.user_id}" if multi_user and self.user_id else ""
         if self.kind == "message":
-            label = f"[message | session {self.session_id}{who} | {_when(self.conversation_time)}]"
+            until = f" | until {self.replaced_at:%Y-%m-%d}" if self.replaced_at else ""
+            label = f"[message | session {self.session_id}{who} | {_when(self.conversation_time)}{until}]"
             body = "\n".join(("> " if t.is_hit else "") + t.text for t in self.turns)
             return f"{label}\n{body}"
         if self.kind == "summary":
             label = f"[summary | session {self.session_id}{who} | from {_when(self.conversation_time)}]"
         elif self.kind == "knowledge":
-            label = f"[knowledge | {f'user {self.user_id}' if self.user_id else 'shared'}]"
+            labels = [f"user {self.user_id}" if self.user_id else "shared"]
+            labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
+            labels += ["not reviewed"] if self.reviewed is False else []
+            label = f"[knowledge | {' | '.join(labels)}]"
         else:
             label = f"[diary | {self.conversation_time:%Y-%m-%d}{who}]"
         return f"{label}\n{self.content}"
@@ -91,26 +102,35 @@ _SHOWN = (*Turn.COLUMNS, "session__external_id", "user__external_id")
 def load_hits(
     *,
     ranked: list[tuple[tuple[str, int], float]],
-    distances: dict[tuple[str, int], float],
-    neighbours: dict[int, tuple[int | None, int | None]],
+    neighbours: Mapping[int, Neighbours],
     vector: Sequence[float],
+    sources: Mapping[int, Sequence[int]] | None = None,
+    replaced: Mapping[int, datetime] | None = None,
     hidden_message_ids: frozenset[int] = frozenset(),
     found_by: dict[tuple[str, int], list[str]] | None = None,
+    turns_after: int = 1,
+    topical: frozenset[tuple[str, int]] = frozenset(),
 ) -> list[Hit]:
     """``Hit`` objects for ``ranked`` (``((kind, id), relevance)``, best first), in that order.
 
     Args:
-        distances: cosine distance of each candidate a dense ranking found.
-        neighbours: for a message id, the ids of the turns before and after it.
-        vector: the query embedding, to score messages only the lexical ranking found.
+        neighbours: each message's place in its session (``retrievers.neighbours``).
+        vector: the query embedding, to score every hit by (``Hit.score``).
+        sources: for a fact, the messages it was raised from (shown as its turns).
+        replaced: for a message, when a later fact replaced what it said (``Hit.replaced_at``).
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
+        turns_after: the turns after a message hit shown with it (1 or 2; the turn before is shown too).
+        topical: the facts on the topic the query asks about (``Hit.topical``).
     """
+    sources, replaced, found_by = sources or {}, replaced or {}, found_by or {}
     ids: dict[str, list[int]] = {}
     for (kind, pk), _ in ranked:
         ids.setdefault(kind, []).append(pk)
     message_ids = ids.get("message", [])
-    turn_ids = {n for pk in message_ids for n in neighbours.get(pk, ()) if n and n not in hidden_message_ids}
+    around = {pk: (n.before, n.after, n.after_next)[: 2 + turns_after] for pk, n in neighbours.items()}
+    turn_ids = {n for pk in message_ids for n in around.get(pk, ()) if n and n not in hidden_message_ids}
+    turn_ids |= {m for pk in ids.get("knowledge", []) for m in sources.get(pk, ())}
     messages = {
         m.pk: m
         # Only the columns a hit shows: the vector and full-text columns are large and unused here.
@@ -119,12 +139,15 @@ def load_hits(
         .only(*_SHOWN)
         .annotate(distance=CosineDistance("embedding", vector))
     }
-    related = {"summary": ("session", "user"), "knowledge": ("user",), "diary": ("user",)}
+    related = {"summary": ("session", "user"), "knowledge": ("user", "source_session"), "diary": ("user",)}
     rows = {
         (kind, row.pk): row
         for kind, model in (("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
         if ids.get(kind)
-        for row in model.objects.filter(pk__in=ids[kind]).select_related(*related[kind]).defer("embedding")
+        for row in model.objects.filter(pk__in=ids[kind])
+        .select_related(*related[kind])
+        .defer("embedding")
+        .annotate(distance=CosineDistance("embedding", vector))
     }
     hits = []
     for candidate, relevance in ranked:
@@ -132,8 +155,9 @@ def load_hits(
         if kind == "message":
             if (message := messages.get(pk)) is None:
                 continue  # deleted since it was ranked
-            around = [messages.get(n) for n in neighbours.get(pk, ()) if n and n not in hidden_message_ids]
-            turns = sorted([m for m in around if m is not None] + [message], key=lambda m: (m.created_at, m.pk))
+            shown = [messages.get(n) for n in around.get(pk, ()) if n and n not in hidden_message_ids]
+            shown = [m for m in shown if m is not None and m.dialogue_act != DialogueAct.BACKCHANNEL]
+            turns = sorted([*shown, message], key=lambda m: (m.created_at, m.pk))
             hits.append(
                 Hit(
                     kind=kind,
@@ -147,12 +171,18 @@ def load_hits(
                     speaker=message.speaker,
                     role=message.role,
                     turns=tuple(Turn.of(m, is_hit=m.pk == pk) for m in turns),
-                    found_by=tuple((found_by or {}).get(candidate, ())),
+                    found_by=tuple(found_by.get(candidate, ())),
+                    replaced_at=replaced.get(pk),
                 )
             )
         elif (row := rows.get(candidate)) is not None:
-            hit = _memory_hit(kind, row, relevance, distances.get(candidate))
-            hits.append(replace(hit, found_by=tuple((found_by or {}).get(candidate, ()))))
+            hit = _memory_hit(kind, row, relevance, row.distance)
+            if kind == "knowledge":
+                said = sorted(
+                    (messages[m] for m in sources.get(pk, ()) if m in messages), key=lambda m: (m.created_at, m.pk)
+                )
+                hit = replace(hit, turns=tuple(Turn.of(m, is_hit=True) for m in said))
+            hits.append(replace(hit, found_by=tuple(found_by.get(candidate, ())), topical=candidate in topical))
     return hits
 
 
@@ -161,8 +191,8 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         session_id, when = row.session.external_id, row.covers_from
     elif kind == "diary":
         session_id, when = None, datetime.combine(row.diary_date, time.min, tzinfo=UTC)
-    else:
-        session_id, when = None, None
+    else:  # a fact: the session it was raised from, if any
+        session_id, when = (row.source_session.external_id if row.source_session_id else None), row.said_at
     return Hit(
         kind=kind,
         id=row.pk,
@@ -172,4 +202,5 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         user_id=row.user.external_id if row.user_id else "",
         session_id=session_id,
         conversation_time=when,
+        reviewed=row.reviewed if kind == "knowledge" else None,
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +24,18 @@ from memories.models import Diary, Entity, Knowledge, Message, Summary
 from memories.search.scope import Scope
 from memories.services.entities import entities_named_in
 
-__all__ = ["ReembeddingNeeded", "by_entities", "dense", "lexical", "neighbours"]
+__all__ = [
+    "by_slots",
+    "by_topic",
+    "Neighbours",
+    "Provenance",
+    "ReembeddingNeeded",
+    "by_entities",
+    "dense",
+    "lexical",
+    "neighbours",
+    "provenance",
+]
 
 # BM25's k1 (Robertson & Zaragoza 2009, their usual value).
 BM25_K1 = 1.2
@@ -104,6 +117,45 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
     return [(kind, pk, distance, session) for kind, _, pk, _, session, distance in rows]
 
 
+def by_topic(
+    *, scope: Scope, topic: Sequence[float], classes: Sequence[Sequence[float]], limit: int
+) -> list[tuple[int, float]]:
+    """The active facts in ``scope`` of a topic (``memories.search.topics``): those nearer the topic's
+    centroid than any other class centroid of ``classes``, nearest first, as ``(id, cosine distance to
+    the topic)``.
+
+    Raises:
+        ReembeddingNeeded: a fact's vector was made by another embedding model.
+    """
+    condition = scope.knowledge()
+    if condition is None or not scope.user_pks:
+        return []
+    statement = _statement("topical.sql").format(
+        table=sql.Identifier(Knowledge._meta.db_table), scope=condition, limit=sql.Literal(limit)
+    )
+    params = {
+        **scope.params(),
+        "topic": np.asarray(topic, dtype=np.float32),
+        "classes": [np.asarray(c, dtype=np.float32) for c in classes],
+    }
+    rows = _fetch(statement, params, Knowledge)
+    if any(model != settings.EMBEDDING_MODEL for _, model, _ in rows):
+        raise ReembeddingNeeded.of(Knowledge)
+    return [(pk, distance) for pk, _, distance in rows]
+
+
+def by_slots(*, scope: Scope, heads: Sequence[str], limit: int) -> list[int]:
+    """The active facts in ``scope`` whose slot's first word is one of ``heads`` (``job``, ``pet``,
+    ``sister``...), said last first."""
+    condition = scope.knowledge()
+    if condition is None or not scope.user_pks or not heads:
+        return []
+    statement = _statement("slots.sql").format(
+        table=sql.Identifier(Knowledge._meta.db_table), scope=condition, limit=sql.Literal(limit)
+    )
+    return [pk for (pk,) in _fetch(statement, {**scope.params(), "heads": list(heads)}, Knowledge)]
+
+
 def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
     """Ids of the ``limit`` messages in ``scope`` best matching ``query``'s words by BM25 (k1 1.2, b 0).
 
@@ -117,12 +169,49 @@ def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
     return [row[0] for row in _fetch(statement, {**scope.params(), "query": query, "k1": BM25_K1}, Message)]
 
 
-def neighbours(*, message_ids: list[int]) -> dict[int, tuple[int, int | None, int | None]]:
-    """For each message id: ``(session pk, id of the turn before, id of the turn after)`` in its session."""
+@dataclass(frozen=True)
+class Neighbours:
+    """A message's place in its session: its session pk, the turn just before it and the two after it,
+    and the dialogue acts (``memories.models.DialogueAct``) of itself and of the turn after it."""
+
+    session: int
+    before: int | None
+    after: int | None
+    after_next: int | None
+    act: str
+    after_act: str | None
+
+
+def neighbours(*, message_ids: list[int]) -> dict[int, Neighbours]:
+    """Each message's ``Neighbours``, by id."""
     if not message_ids:
         return {}
     rows = _fetch(_statement("turns.sql"), {"ids": message_ids}, Message)
-    return {pk: (session, before, after) for pk, session, before, after in rows}
+    return {row[0]: Neighbours(*row[1:]) for row in rows}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """``sources``: for each fact asked about, the messages it was raised from. ``replaced``: for each
+    message asked about that a fact was raised from and a later fact replaced, when the later was said."""
+
+    sources: dict[int, list[int]]
+    replaced: dict[int, datetime]
+
+
+def provenance(*, knowledge_ids: list[int], message_ids: list[int]) -> Provenance:
+    """Where these facts come from, and which of these messages said what a later fact replaced."""
+    if not knowledge_ids and not message_ids:
+        return Provenance(sources={}, replaced={})
+    rows = _fetch(_statement("provenance.sql"), {"knowledge": knowledge_ids, "messages": message_ids}, Knowledge)
+    sources: dict[int, list[int]] = {}
+    replaced: dict[int, datetime] = {}
+    for relation, knowledge_id, message_id, replaced_at in rows:
+        if relation == "source":
+            sources.setdefault(knowledge_id, []).append(message_id)
+        else:
+            replaced[message_id] = max(replaced_at, replaced.get(message_id, replaced_at))
+    return Provenance(sources=sources, replaced=replaced)
 
 
 @cache

@@ -117,12 +117,14 @@ class Scope:
         }
 
     def messages(self) -> sql.Composable | None:
-        """Condition on ``memories_message`` rows; ``None`` when messages are not searched."""
+        """Condition on ``memories_message`` rows (never a backchannel); ``None`` when messages are not searched."""
         if "message" not in self.sources:
             return None
         f = self.search_filter
         return _all(
             "user_id = ANY(%(users)s)",
+            # An acknowledgement ("Of course.") matches many queries and says nothing.
+            "dialogue_act <> 'backchannel'",
             f.channel and "channel = %(channel)s",
             f.start and "created_at >= %(start)s",
             f.end and "created_at < %(end)s",
@@ -141,6 +143,7 @@ class Scope:
         )
         return _all(
             "user_id = ANY(%(users)s)",
+            "content <> ''",  # a session of questions and acknowledgements only
             f.channel and in_channel,
             f.start and "covers_until >= %(start)s",
             f.end and "covers_from < %(end)s",

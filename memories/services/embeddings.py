@@ -9,8 +9,10 @@ from django.conf import settings
 from django.db import models, transaction
 
 from memories.llm import Embedder, ModelBackendError, get_embedder
+from memories.llm.acts import dialogue_act
+from memories.llm.person import first_person
 from memories.llm.text import split_sentences
-from memories.models import Diary, Knowledge, Message, Summary
+from memories.models import Diary, Knowledge, Message, Role, Summary
 
 __all__ = [
     "EMBEDDED_MODELS",
@@ -20,6 +22,7 @@ __all__ = [
     "embeddings_fill",
     "embeddings_pending",
     "messages_embed_claimed",
+    "user_subjects",
 ]
 
 # Kind name -> model with ``embedding``, ``embedding_model`` and ``embedding_text``.
@@ -31,6 +34,8 @@ EMBEDDED_MODELS: dict[str, type[models.Model]] = {
 }
 
 
+# The most speaker names of one user taken as the subject of their facts.
+_MAX_SPEAKER_NAMES = 5
 # The most sentence texts one message adds to what the model embeds for it.
 MAX_SENTENCE_PARTS = 16
 # Content longer than this is cut into runs of words rather than split into sentences (the
@@ -38,16 +43,30 @@ MAX_SENTENCE_PARTS = 16
 _MAX_SPLIT_CHARS = 4000
 
 
-def embedding_parts(row: models.Model) -> list[str]:
+def user_subjects(*, user_pk: int) -> tuple[str, ...]:
+    """The words a fact about this end user opens with: "The user", "User", and the speaker names their
+    own messages carry (``metadata["speaker"]``)."""
+    names = (
+        Message.objects.filter(user_id=user_pk, role=Role.USER, metadata__has_key="speaker")
+        .values_list("metadata__speaker", flat=True)
+        .distinct()[:_MAX_SPEAKER_NAMES]
+    )
+    return ("The user", "User", *(str(name) for name in names if isinstance(name, str)))
+
+
+def embedding_parts(row: models.Model, *, subjects: Sequence[str] | None = None) -> list[str]:
     """The texts whose vectors are averaged into ``row``'s vector, without repeats.
 
     A message: its whole ``embedding_text``, then each sentence of its content and its photo
-    caption, each as said by its speaker (``"Mel: I play the clarinet."``, ``"Mel shared a photo:
-    a cat"``); a one-sentence message without a photo is its whole text alone. A message of more
+    caption, each as said by its speaker when the client named one (``"Mel: I play the clarinet."``,
+    ``"Mel shared a photo: a cat"``); a one-sentence message without a photo is its whole text alone. A message of more
     than ``MAX_SENTENCE_PARTS`` sentences has at most that many runs of consecutive sentences
-    instead, and one of more than 4,000 characters that many runs of consecutive words. Other
-    kinds: their ``embedding_text``.
+    instead, and one of more than 4,000 characters that many runs of consecutive words. A fact of an
+    end user: its text in the first person, as the user would ask about it (``first_person``; its
+    ``subjects`` default to ``user_subjects``). Other kinds: their ``embedding_text``.
     """
+    if isinstance(row, Knowledge) and row.user_id is not None:
+        return [first_person(row.embedding_text, subjects=subjects or user_subjects(user_pk=row.user_id))]
     if not isinstance(row, Message):
         return [row.embedding_text]
     content = row.content.strip()
@@ -59,7 +78,8 @@ def embedding_parts(row: models.Model) -> list[str]:
             sentences = _runs(sentences, MAX_SENTENCE_PARTS)
     if sentences == [content]:
         sentences = []  # one sentence: the whole text already says it
-    parts = [row.embedding_text] + [f"{row.speaker}: {sentence}" for sentence in sentences]
+    said_by = f"{row.speaker}: " if row.named_speaker else ""
+    parts = [row.embedding_text] + [f"{said_by}{sentence}" for sentence in sentences]
     if caption := (row.metadata or {}).get("image_caption"):
         parts.append(f"{row.speaker} shared a photo: {caption}")
     return list(dict.fromkeys(parts))
@@ -71,17 +91,20 @@ def _runs(pieces: list[str], count: int) -> list[str]:
     return [" ".join(pieces[i : i + size]) for i in range(0, len(pieces), size)]
 
 
-def embeddings_compute(*, embedder: Embedder, rows: Sequence[models.Model]) -> list[list[float]]:
+def embeddings_compute(
+    *, embedder: Embedder, rows: Sequence[models.Model], subjects: Sequence[str] | None = None
+) -> list[list[float]]:
     """One vector per row, in order: the L2-normalised mean of the vectors of its ``embedding_parts``.
 
     Each statement of a turn that says several things then weighs the same however long the
     others are, and a turn longer than the model reads in one text (all-MiniLM-L6-v2: 256
     tokens) counts past that point too. Every part of every row goes to the embedder in one call.
+    ``subjects``: for facts of one end user, the words they open with (default: looked up per fact).
 
     Raises:
         ModelBackendError: the embedding backend failed.
     """
-    parts = [embedding_parts(row) for row in rows]
+    parts = [embedding_parts(row, subjects=subjects) for row in rows]
     vectors = np.asarray(embedder.embed([text for texts in parts for text in texts]).vectors, dtype=np.float64)
     pooled, start = [], 0
     for texts in parts:
@@ -139,7 +162,9 @@ def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
         row.embedding = vector
         row.embedding_model = embedder.model_name
     if model is Message:  # messages never change: one bulk write
-        model.objects.bulk_update(rows, ["embedding", "embedding_model"])
+        for row in rows:
+            row.dialogue_act = dialogue_act(row.content)
+        model.objects.bulk_update(rows, ["embedding", "embedding_model", "dialogue_act"])
         return len(rows)
     # Editable rows: write the vector only if the text was not changed while it was being
     # embedded (the change queued its own embedding).

@@ -13,6 +13,7 @@ from pgvector.django import CosineDistance
 from memories.llm import get_chat_model, get_embedder
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
+from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
 from memories.services.validation import text_errors, user_id_errors
 
@@ -23,6 +24,7 @@ __all__ = [
     "knowledge_extract",
     "knowledge_reject",
     "knowledge_review",
+    "knowledge_review_queue",
     "knowledge_revive",
     "knowledge_update",
 ]
@@ -106,9 +108,10 @@ def knowledge_update(
             f"Knowledge {knowledge_id} is a candidate: editing it needs an API key that may curate "
             "(`manage.py create_api_key ... --may-curate`, or tick it in the admin)."
         )
-    if knowledge.content == content:
+    if knowledge.content == content and knowledge.reviewed:
         return knowledge
     knowledge.content = content
+    knowledge.reviewed = True  # a person wrote what it says now
     return curated_save(row=knowledge)
 
 
@@ -161,8 +164,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
 
     Each fact is a third-person statement (``memories.llm.facts`` offline, one structured LLM call
     otherwise) stored with its source messages, ``said_at`` (the conversation time of its latest
-    source message), ``slot`` and ``confidence``. Facts become candidates
-    (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``, the default) or are active at once. A fact within
+    source message), ``slot`` and ``confidence``, not ``reviewed``. Facts are active at once, or
+    candidates when approval comes first (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``); a fact a person
+    rejected is never raised again. A fact within
     ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates, or of
     any fact this session raised before (rejected or superseded since) and has not said again since,
     is not added again; in a slot, only the same statement (case aside) counts as a duplicate, and
@@ -189,11 +193,14 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
     dated = chat.mode == "generated"
     extraction = chat.extract_facts(
-        messages=[(m.pk, m.dated_text if dated else m.embedding_text) for m in messages], known_facts=known
+        messages=[(m.pk, m.dated_text if dated else m.text) for m in messages], known_facts=known
     )
     embedder = get_embedder()
-    vectors = embedder.embed([fact.text for fact in extraction.facts]).vectors
+    subjects = user_subjects(user_pk=session.user_id)
+    facts = [Knowledge(user=session.user, content=fact.text) for fact in extraction.facts]
+    vectors = embeddings_compute(embedder=embedder, rows=facts, subjects=subjects) if facts else []
     status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
+    rejected = mine.filter(status=KnowledgeStatus.REJECTED)
     said = {m.pk: m.created_at for m in messages}
     cited = [max((said[i] for i in f.message_ids if i in said), default=None) for f in extraction.facts]
     # In a slot, a statement the session repeats is kept as said last: that is when it held.
@@ -210,6 +217,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
             # another session, it is a new statement.
             again = Q(said_at__gte=said_at) if said_at is not None else Q()
             seen = mine.filter(live | (Q(source_session=session) & again))
+            # A fact a person rejected never comes back, from whatever session.
+            if rejected.filter(content__iexact=fact.text).exists() or _is_duplicate(rejected, vector):
+                continue
             if fact.slot:
                 if said_at is not None and said_at < last_said[(fact.slot, fact.text.lower())]:
                     continue
@@ -230,6 +240,7 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
                 slot=fact.slot or "",
                 confidence=fact.confidence,
                 said_at=said_at or messages[-1].created_at,
+                reviewed=False,
                 embedding=vector,
                 embedding_model=embedder.model_name,
             )
@@ -285,58 +296,74 @@ def _settle(knowledge: Knowledge) -> None:
                 row.save(update_fields=["needs_review", "updated_at"])
 
 
+# What a reviewer may approve or reject: candidates, and facts raised from a conversation and used at once.
+_AWAITING_REVIEW = Q(status=KnowledgeStatus.CANDIDATE) | Q(status=KnowledgeStatus.ACTIVE, reviewed=False)
+
+
+def knowledge_review_queue() -> QuerySet[Knowledge]:
+    """Facts awaiting a person's review, newest first: candidates and the unreviewed active facts."""
+    return Knowledge.objects.filter(_AWAITING_REVIEW).order_by("-created_at", "-id")
+
+
 @transaction.atomic
 def knowledge_approve(*, knowledge_ids: list[int]) -> int:
-    """Make these candidates active. Returns how many.
+    """Approve these facts awaiting review: candidates become active, and each is marked reviewed.
+    Returns how many.
 
     Whatever the order facts are approved in, within a user's slot (``Knowledge.slot``) only the fact
     said last by conversation time (``said_at``) stays active; the others become superseded by it
     (kept, with their history). An unslotted fact that contradicts an active one (``replaces``) is
     activated and both are flagged ``needs_review`` for a curator.
     """
-    candidates = list(
-        Knowledge.objects.select_for_update()
-        .filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
-        .order_by("said_at", "id")
+    awaiting = list(
+        Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids).order_by("said_at", "id")
     )
-    for knowledge in candidates:
-        knowledge.status = KnowledgeStatus.ACTIVE
-        knowledge.save(update_fields=["status", "updated_at"])
-        _settle(knowledge)
-    return len(candidates)
+    for knowledge in awaiting:
+        activating = knowledge.status == KnowledgeStatus.CANDIDATE
+        knowledge.status, knowledge.reviewed = KnowledgeStatus.ACTIVE, True
+        knowledge.save(update_fields=["status", "reviewed", "updated_at"])
+        if activating:
+            _settle(knowledge)
+    return len(awaiting)
 
 
 @transaction.atomic
 def knowledge_reject(*, knowledge_ids: list[int]) -> int:
-    """Reject these candidates: kept for the record, never searched. Returns how many.
+    """Reject these facts awaiting review: kept for the record, never searched, and never raised again.
+    Returns how many.
 
+    An active fact that had replaced others in its slot gives its place back (``knowledge_revive``).
     Saved row by row so the history records each rejection and who made it.
     """
-    candidates = list(
-        Knowledge.objects.select_for_update().filter(pk__in=knowledge_ids, status=KnowledgeStatus.CANDIDATE)
-    )
-    for knowledge in candidates:
-        knowledge.status = KnowledgeStatus.REJECTED
-        knowledge.save(update_fields=["status", "updated_at"])
-    return len(candidates)
+    awaiting = list(Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids))
+    for knowledge in awaiting:
+        replaced = list(knowledge.supersedes.values_list("pk", flat=True))
+        knowledge.status, knowledge.reviewed = KnowledgeStatus.REJECTED, True
+        knowledge.save(update_fields=["status", "reviewed", "updated_at"])
+        if replaced:
+            Knowledge.objects.filter(pk__in=replaced).update(superseded_by=None)
+            knowledge_revive(knowledge_ids=replaced)
+    return len(awaiting)
 
 
 @transaction.atomic
 def knowledge_review(*, knowledge_id: int, user_external_id: str, approve: bool) -> Knowledge:
-    """Approve (``knowledge_approve``) or reject (``knowledge_reject``) one candidate of an end user.
+    """Approve (``knowledge_approve``) or reject (``knowledge_reject``) one fact of an end user awaiting
+    review (a candidate, or a fact raised from a conversation and used at once).
 
     Returns:
         The entry as it is afterwards (approved: ``active``, or ``superseded`` when its slot holds a
-        fact said later; rejected: ``rejected``).
+        fact said later; rejected: ``rejected``), reviewed.
 
     Raises:
-        ValidationError: a user id PostgreSQL would refuse, or the entry is not a candidate (``id``).
+        ValidationError: a user id PostgreSQL would refuse, or the entry is not awaiting review (``id``).
         Knowledge.DoesNotExist: no such entry for that user.
     """
     _check(user_external_id=user_external_id)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
-    if knowledge.status != KnowledgeStatus.CANDIDATE:
-        raise ValidationError({"id": [f"Knowledge {knowledge_id} is {knowledge.status}, not a candidate."]})
+    if not Knowledge.objects.filter(_AWAITING_REVIEW, pk=knowledge.pk).exists():
+        state = "reviewed" if knowledge.reviewed else knowledge.status
+        raise ValidationError({"id": [f"Knowledge {knowledge_id} is {state}, not awaiting review."]})
     (knowledge_approve if approve else knowledge_reject)(knowledge_ids=[knowledge_id])
     knowledge.refresh_from_db()
     return knowledge

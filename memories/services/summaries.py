@@ -99,7 +99,7 @@ def _summary_input(messages: list, *, previous: Summary | None, dated: bool = Fa
     The line that does not fit whole keeps its beginning, up to the budget, ending in "…" (so
     a newest message longer than the budget, up to ``MAX_MESSAGE_CHARS``, is still summarised).
     """
-    lines = [m.dated_text if dated else m.embedding_text for m in messages]
+    lines = [m.dated_text if dated else m.text for m in messages]
     budget = settings.SUMMARY_MAX_INPUT_CHARS
     if sum(len(line) for line in lines) <= budget:
         return lines

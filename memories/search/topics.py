@@ -1,0 +1,195 @@
+"""Topics: which of a user's facts answer a request that does not share their words.
+
+"What do I do for a living?" and "I am a paralegal at Henson & Ruiz." have few words and little
+meaning in common for an embedding model, yet the fact is the answer; "Any dinner idea for me?"
+names no fact, yet a bot needs to know that the user is vegetarian. A topic is a kind of request
+(``asked``: how people ask about it) and the facts that answer it: those of some slots (``slots``,
+by a slot's first word: ``job``; ``pet`` for ``pet:rex``; ``sister`` for ``sister aiko:residence``),
+or, for requests for advice, those most like ``known`` (what people say about themselves that bears
+on it).
+
+A request asks about the topic whose examples' mean embedding it is most similar to, when that is
+a topic and not the examples of other requests, and by at least ``TOPIC_MARGIN`` (a request for
+advice) or ``PERSONAL_TOPIC_MARGIN`` (a question about the user) (the
+nearest-centroid classifier: Manning, Raghavan & Schütze, "Introduction to Information Retrieval",
+2008, section 14.2, "Rocchio classification"); a request about the user themselves must speak of
+them ("my", "I"). A fact bears on an advice topic when it is nearer that topic's ``known`` examples
+than any other topic's and than the examples of other facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from memories.llm import get_embedder
+
+__all__ = ["PERSONAL_TOPIC_MARGIN", "TOPICS", "TOPIC_MARGIN", "Topic", "fact_classes", "topic_asked"]
+
+# Cosine similarity by which a request must be nearer its topic than the examples of other requests, with
+# all-MiniLM-L6-v2: a request for advice 0.25 (a meal idea is 0.3 and more nearer, a question that only
+# touches food, "a wine stain on the carpet", less); a question about oneself, which must also say "my"
+# or "I", 0.17 ("remind me what I do for work" 0.2, "why do we have leap years?" 0.15).
+TOPIC_MARGIN = 0.25
+PERSONAL_TOPIC_MARGIN = 0.17
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself|we|our|us)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Topic:
+    """``asked``: requests of this kind; the facts that answer them: those of ``slots``, or those most like
+    ``known``; ``personal``: a request must speak of the user to ask about it."""
+
+    name: str
+    asked: tuple[str, ...]
+    slots: tuple[str, ...] = ()
+    known: tuple[str, ...] = ()
+    personal: bool = True
+
+
+TOPICS: tuple[Topic, ...] = (
+    Topic(
+        "job",
+        ("What is my job?", "What do I do for a living?", "Where do I work?", "Who do I work for?",
+         "What is my profession?", "Which company am I at now?"),
+        slots=("job",),
+    ),
+    Topic(
+        "home",
+        ("Where do I live?", "Which city am I living in now?", "What neighbourhood do I live in?",
+         "Where is my home these days?"),
+        slots=("residence",),
+    ),
+    Topic("origin", ("Where am I from originally?", "Where did I grow up?", "What is my hometown?"), slots=("origin",)),
+    Topic(
+        "partner",
+        ("Who is my partner?", "What is my wife's name?", "What is my husband's name?", "Who am I dating?",
+         "What is my boyfriend's name?", "What is my girlfriend called?", "Am I married?"),
+        slots=("partner",),
+    ),
+    Topic(
+        "family",
+        ("What are my kids called?", "What is my daughter's name?", "How old is my son?", "Where does my sister live?",
+         "What does my brother do?", "Where do my parents live?"),
+        slots=("sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children",
+               "grandson", "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle",
+               "cousin", "niece", "nephew", "twin", "parents", "baby", "stepson", "stepdaughter", "best friend"),
+    ),
+    Topic("pets", ("What is my dog's name?", "What pets do I have?", "What is my cat called?"), slots=("pet",)),
+    Topic("name", ("What is my name?", "Do you remember my name?", "What do people call me?"), slots=("name",)),
+    Topic("age", ("How old am I?", "When is my birthday?", "What is my date of birth?"), slots=("age", "birthday")),
+    Topic(
+        "studies",
+        ("What am I studying?", "What is my major?", "Which university do I go to?", "What course am I taking?"),
+        slots=("studies",),
+    ),
+    Topic("car", ("What car do I drive?", "What is my car?"), slots=("car",)),
+    Topic("languages", ("What languages do I speak?", "Which language do I know?"), slots=("languages",)),
+    Topic(
+        "plans",
+        ("When is my flight?", "When is my appointment?", "When is my exam?", "What plans do I have coming up?",
+         "When is my trip?", "What date is my wedding?"),
+        slots=("plan",),
+    ),
+    Topic(
+        "favourites",
+        ("What is my favourite food?", "What is my favourite colour?", "What is my favourite band?"),
+        slots=("favourite",),
+    ),
+    Topic(
+        "pastimes",
+        ("What are my hobbies?", "What do I do for fun?", "What sport do I play?", "What do I do in my free time?"),
+        known=("I love hiking.", "I play tennis on Saturdays.", "I knit every evening.", "I collect stamps.",
+               "I am into photography.", "I go running every morning."),
+    ),
+    Topic(
+        "food",
+        ("What should I eat?", "Any ideas for dinner, lunch or breakfast?", "Suggest a recipe or a dish for me to cook.",
+         "Which restaurant should I go to, and what should I order?", "Ideas for a dessert, a drink or a snack."),
+        known=("I am vegetarian.", "I am allergic to peanuts.", "I cannot eat gluten.", "I hate cilantro.",
+               "I am lactose intolerant.", "I do not eat pork.", "My favourite food is sushi."),
+        personal=False,
+    ),
+    Topic(
+        "health",
+        ("Is this safe for my health?", "Any advice for my pain or my symptoms?", "Can I take this medicine?",
+         "Tips for exercising safely.", "I feel sick, what should I do?"),
+        known=("I have asthma.", "I take medication every day.", "I have a heart condition.", "I have diabetes.",
+               "I get migraines.", "I have high blood pressure.", "I am allergic to pollen and cats."),
+        personal=False,
+    ),
+)  # fmt: skip
+# Requests about no topic, and facts of no advice topic: the classes a match must be nearer its topic than.
+_OTHER_ASKED = (
+    "Tell me a joke.",
+    "Why is the sky blue?",
+    "Explain how this works.",
+    "What is the capital of that country?",
+    "Who wrote this book?",
+    "How old is the universe?",
+    "Can you recommend a movie?",
+    "Help me write an email.",
+    "What is the weather like today?",
+    "How do I fix this?",
+)
+_OTHER_KNOWN = (
+    "I work as a teacher.",
+    "I live in Berlin now.",
+    "My sister is named Anna.",
+    "I drive a Toyota.",
+    "My flight is on Friday.",
+    "I speak French.",
+)
+_ADVICE = tuple(t for t in TOPICS if t.known)
+
+
+@cache
+def _centroids(model_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Unit centroids of every topic's ``asked`` examples (other requests last), and of every advice
+    topic's ``known`` examples (other facts last); one embedding call per process and model."""
+    groups = [*(t.asked for t in TOPICS), _OTHER_ASKED, *(t.known for t in _ADVICE), _OTHER_KNOWN]
+    texts = [text for group in groups for text in group]
+    vectors = np.asarray(get_embedder().embed(texts).vectors, dtype=np.float64)
+    centroids, start = [], 0
+    for group in groups:
+        mean = vectors[start : start + len(group)].mean(axis=0)
+        centroids.append(mean / np.linalg.norm(mean))
+        start += len(group)
+    return np.asarray(centroids[: len(TOPICS) + 1]), np.asarray(centroids[len(TOPICS) + 1 :])
+
+
+def topic_asked(query: str, vector: Sequence[float]) -> Topic | None:
+    """The topic a request (its text and embedding) asks about, or ``None``: nearest the other requests,
+    not nearer its topic than them by ``TOPIC_MARGIN``, or about the user without speaking of them.
+
+    Raises:
+        ModelBackendError: embedding the examples failed (the first call of a process only).
+    """
+    asked, _ = _centroids(get_embedder().model_name)
+    similarity = asked @ np.asarray(vector, dtype=np.float64)
+    nearest = int(np.argmax(similarity))
+    if nearest == len(TOPICS):
+        return None
+    topic = TOPICS[nearest]
+    if topic.personal and not _FIRST_PERSON.search(query):
+        return None
+    margin = PERSONAL_TOPIC_MARGIN if topic.personal else TOPIC_MARGIN
+    return topic if similarity[nearest] - similarity[-1] >= margin else None
+
+
+def fact_classes(topic: Topic) -> tuple[list[float], list[list[float]]]:
+    """For an advice topic (with ``known``): the centroid of its facts, to rank a user's facts by, and
+    every fact class's centroid (the advice topics', then other facts'), to tell whether a fact is
+    nearest this one.
+
+    Raises:
+        ValueError: ``topic`` answers by slots, not by ``known``.
+    """
+    if not topic.known:
+        raise ValueError(f"The topic {topic.name!r} is answered by slots.")
+    _, known = _centroids(get_embedder().model_name)
+    return known[_ADVICE.index(topic)].tolist(), known.tolist()
