@@ -35,7 +35,8 @@ How:
 Metrics (``bench.metrics``), averaged over questions:
 
 - ``turn_recall@k``: share of the question's evidence turns among the first ``k`` results'
-  message hits (a summary in the results takes a place, and counts no turn);
+  message hits and the turns the facts among them were raised from (which a fact stands in for);
+  a summary in the results takes a place, and counts no turn;
 - ``turn_hit@k``: 1 if any evidence turn is among them;
 - ``mrr@K``: mean reciprocal rank of the first evidence turn within the top ``K = max(k)``,
   0 when none is there (Voorhees, "The TREC-8 Question Answering Track Report", 1999);
@@ -462,7 +463,20 @@ def _benchmark(
             dense_turns = user.dense.rank(vector, top)
 
         hits = result["hits"][:top]
-        ours_turns = [user.turn_id_by_message[int(h["id"])] for h in hits if h["kind"] == "MESSAGE"]
+        # A fact stands in for the turns it was raised from, which it shows (its ``turns``) in their place.
+        ours_turns = list(
+            dict.fromkeys(
+                turn
+                for h in hits
+                for turn in (
+                    [user.turn_id_by_message[int(h["id"])]]
+                    if h["kind"] == "MESSAGE"
+                    else [user.turn_id_by_message[int(t["id"])] for t in h["turns"]]
+                    if h["kind"] == "KNOWLEDGE"
+                    else []
+                )
+            )
+        )
         shown_turns = {user.turn_id_by_message[int(t["id"])] for h in hits for t in h["turns"]}
         hit_sessions = list(
             dict.fromkeys(

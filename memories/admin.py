@@ -15,12 +15,28 @@ from django.urls import path
 from simple_history.admin import SimpleHistoryAdmin
 
 from memories.admin_playground import playground_view
-from memories.models import ApiKey, Diary, EndUser, Entity, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.models import (
+    ApiKey,
+    Diary,
+    EndUser,
+    Entity,
+    FactToReview,
+    Knowledge,
+    KnowledgeStatus,
+    Message,
+    Session,
+    Summary,
+)
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.entities import entities_merge
 from memories.services.history import user_forget
-from memories.services.knowledge import knowledge_approve, knowledge_delete, knowledge_reject
+from memories.services.knowledge import (
+    knowledge_approve,
+    knowledge_delete,
+    knowledge_reject,
+    knowledge_review_queue,
+)
 from memories.services.summaries import summaries_regenerate
 
 admin.site.site_header = "Memory service"
@@ -179,7 +195,7 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     actions = ["approve", "reject"]
 
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):  # noqa: ANN201
-        awaiting = Knowledge.objects.filter(status=KnowledgeStatus.CANDIDATE).count()
+        awaiting = knowledge_review_queue().count()
         return super().changelist_view(request, {**(extra_context or {}), "candidates_awaiting": awaiting})
 
     @admin.display(description="said in")
@@ -194,6 +210,7 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
         approving = before == KnowledgeStatus.CANDIDATE and obj.status == KnowledgeStatus.ACTIVE
         if approving:
             obj.status = KnowledgeStatus.CANDIDATE
+        obj.reviewed = obj.reviewed or not approving  # a person wrote or checked what it says now
         curated_save(row=obj)
         if approving:
             knowledge_approve(knowledge_ids=[obj.pk])
@@ -206,15 +223,39 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
         for knowledge in queryset.select_related("user"):
             self.delete_model(request, knowledge)
 
-    @admin.action(description="Approve selected candidates (they become active and searched)")
+    @admin.action(description="Approve selected facts awaiting review (candidates become active and searched)")
     def approve(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:
         count = knowledge_approve(knowledge_ids=list(queryset.values_list("pk", flat=True)))
-        self.message_user(request, f"Approved {count} candidate(s).")
+        self.message_user(request, f"Approved {count} fact(s).")
 
-    @admin.action(description="Reject selected candidates")
+    @admin.action(description="Reject selected facts awaiting review (never searched, never raised again)")
     def reject(self, request: HttpRequest, queryset: QuerySet[Knowledge]) -> None:
         count = knowledge_reject(knowledge_ids=list(queryset.values_list("pk", flat=True)))
-        self.message_user(request, f"Rejected {count} candidate(s).")
+        self.message_user(request, f"Rejected {count} fact(s).")
+
+
+@admin.register(FactToReview)
+class FactToReviewAdmin(KnowledgeAdmin):
+    """The review queue: facts raised from conversations that no person has checked (used at once, or
+    candidates when approval comes first), newest first, each with the turns it was raised from.
+    Approve or reject with the actions, or correct the text in the list (saving it counts as reviewed)."""
+
+    list_display = ["content", "user", "status", "said_in", "said_at", "created_at"]
+    list_display_links = None
+    list_editable = ["content"]
+    list_filter = ["status", "slot", ("user", admin.RelatedOnlyFieldListFilter)]
+    ordering = ["-created_at", "-id"]
+    date_hierarchy = None
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Knowledge]:
+        return super().get_queryset(request).filter(pk__in=knowledge_review_queue().values("pk"))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="said in")
+    def said_in(self, obj: Knowledge) -> str:
+        return self.source_excerpt(obj)
 
 
 @admin.register(Diary)

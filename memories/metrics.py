@@ -24,7 +24,15 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
 from strawberry.extensions import SchemaExtension
 
-__all__ = ["GRAPHQL_SECONDS", "MODEL_CALLS", "SEARCH_STAGE_SECONDS", "MetricsExtension", "counted_call", "metrics_view"]
+__all__ = [
+    "FACTS_LEFT_OUT",
+    "GRAPHQL_SECONDS",
+    "MODEL_CALLS",
+    "SEARCH_STAGE_SECONDS",
+    "MetricsExtension",
+    "counted_call",
+    "metrics_view",
+]
 
 GRAPHQL_SECONDS = Histogram(
     "memory_graphql_request_seconds",
@@ -42,6 +50,10 @@ MODEL_CALLS = Counter(
     "memory_model_calls",
     "Calls to the models by search and context, by kind (embed, answer) and outcome.",
     ["kind", "outcome"],
+)
+FACTS_LEFT_OUT = Counter(
+    "memory_facts_left_out",
+    "Facts a chat model wrote that did not fit the fact schema, even when asked again, and were not stored.",
 )
 
 

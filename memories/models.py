@@ -25,6 +25,7 @@ __all__ = [
     "Entity",
     "DialogueAct",
     "EntityKind",
+    "FactToReview",
     "Knowledge",
     "KnowledgeStatus",
     "Message",
@@ -286,6 +287,15 @@ class Knowledge(models.Model):
     def embedding_text(self) -> str:
         """What is embedded: the knowledge text."""
         return self.content
+
+
+class FactToReview(Knowledge):
+    """The admin's review queue: facts awaiting a person (``memories.services.knowledge.knowledge_review_queue``)."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "fact to review"
+        verbose_name_plural = "facts to review"
 
 
 class EntityKind(models.TextChoices):

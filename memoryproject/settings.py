@@ -196,6 +196,8 @@ SUMMARY_EVERY_MESSAGES = _number("SUMMARY_EVERY_MESSAGES", 50, minimum=0)
 SUMMARY_MAX_SENTENCES = _number("SUMMARY_MAX_SENTENCES", 8, minimum=1)
 # A summary reads at most this many characters of a session (its newest), plus its previous summary.
 SUMMARY_MAX_INPUT_CHARS = _number("SUMMARY_MAX_INPUT_CHARS", 24000, minimum=1)
+# The most tokens a search's hits take together: longer turns are shown by their parts that match the query.
+SEARCH_MAX_TOKENS = _number("SEARCH_MAX_TOKENS", 1500, minimum=1)
 # Hits a search returns unless it asks for topK.
 SEARCH_DEFAULT_TOP_K = _number("SEARCH_DEFAULT_TOP_K", 10, minimum=1)
 # The relevance gate: a hit less similar (cosine) to the query than this is not relevant; with no

@@ -64,7 +64,8 @@ _QUESTION_OPENER = re.compile(
 
 # "What a lovely name.", "How nice of her." exclaim; they do not ask.
 _EXCLAMATION = re.compile(
-    r"^(?:what (?:a|an)\b|how (?!(?:do|does|did|is|are|was|were|can|could|would|will|should|much|many|long|often|old|far)\b)\w+(?: of\b|[.!]|$))",
+    r"^(?:what (?:a|an)\b|how (?!(?:do|does|did|is|are|was|were|can|could|would|will|should|much|many|long|often|"
+    r"old|far)\b)\w+(?: of\b|[.!]|$))",
     re.IGNORECASE,
 )
 

@@ -94,11 +94,13 @@ class Fact:
 
 @dataclass(frozen=True)
 class FactExtraction:
-    """Facts found in a conversation; ``mode`` is ``generated`` or ``extractive``."""
+    """Facts found in a conversation; ``mode`` is ``generated`` or ``extractive``; ``invalid``: facts the
+    model wrote that did not fit the schema, even when asked again, and were left out."""
 
     facts: list[Fact]
     mode: str
     usage: Usage = field(default_factory=Usage)
+    invalid: int = 0
 
 
 class ModelBackendError(Exception):

@@ -1,8 +1,9 @@
 """The offline rules that find the people, pets, places and organisations a text names (no LLM).
 
 Conservative: a name is one to three capitalised words in a telling position, never a bare
-capitalised word. "my friend Sarah", "my sister, Ana", "a dog named Rex", "works at Google",
-"lives in Osaka", "is from Sweden". Run over a user's own turns and over the facts raised from
+capitalised word. "my friend Sarah", "my sister, Ana", "a dog named Rex", "works at Google", "a data
+analyst at Rakuten", "first week at NetEase", "lives in Osaka", "is from Sweden", and the speaker's own
+name ("my name is Mei", "Hi, I'm Mei"). Run over a user's own turns and over the facts raised from
 them ("Caroline has a dog named Rex." -> pet Rex).
 """
 
@@ -36,7 +37,26 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
         ),
         "organisation",
     ),
-    (re.compile(rf"\b(?:job|internship|position|role) (?:at|with) {_NAME}", re.I), "organisation"),
+    (
+        re.compile(
+            rf"\b(?:job|internship|position|role|offer|interview|shift|week|day|month) (?:at|with) {_NAME}", re.I
+        ),
+        "organisation",
+    ),
+    (
+        re.compile(
+            rf"\b(?:works?|working|worked|employed) as (?:a |an |the )?(?:[\w-]+ ){{1,4}}(?:at|for|with) {_NAME}", re.I
+        ),
+        "organisation",
+    ),
+    (
+        re.compile(rf"\b(?:joined|started at|left|quit|resigned from|laid off from|hired by|hired at) {_NAME}", re.I),
+        "organisation",
+    ),
+    (re.compile(rf"\b(?:I am|I'm|I am a|I'm a|I am an|I'm an) (?:[\w-]+ ){{1,3}}at {_NAME}", re.I), "organisation"),
+    # The speaker's own name.
+    (re.compile(rf"\b(?:my name is|call me|name's) {_NAME}", re.I), "person"),
+    (re.compile(rf"^(?:hi|hello|hey)[,!.]*\s*(?:I am|I'm|this is) {_NAME}", re.I), "person"),
     (
         re.compile(
             rf"\b(?:lives?|living|lived|moved|moving|relocated|grew up|born|based) (?:in|to) {_NAME}"

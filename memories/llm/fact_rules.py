@@ -166,11 +166,12 @@ def _PET_SLOT(m: re.Match[str]) -> str:  # noqa: N802 - a rule's slot, named lik
 def _PLAN_SLOT(m: re.Match[str]) -> str:  # noqa: N802
     return f"plan:{m['event'].lower()}"
 
+
 RULES: list[Rule] = [
     # Where they live, and where they come from.
     _r(
-        rf"^(?:I|we) {_ADV}(?:live|am living|are living|have been living|reside) (?P<prep>in|near|outside(?: of)?|close to) "
-        rf"{_O}",
+        rf"^(?:I|we) {_ADV}(?:live|am living|are living|have been living|reside) "
+        rf"(?P<prep>in|near|outside(?: of)?|close to) {_O}",
         "residence",
         0.9,
         lambda m: f"I live {m['prep']} {m['o']}",
@@ -188,7 +189,8 @@ RULES: list[Rule] = [
     # Work and studies.
     _r(rf"^I {_ADV}(?:work|am working|have been working) (?:as|at|for|in) {_O}", "job", 0.85),
     _r(
-        rf"^I am {_ADV}(?P<o>(?:a|an|the) (?:[\w-]+ ){{0,3}}{_OCCUPATIONS}s?(?: (?:at|for|in|with) [^,;:!?]+?)?){_STOP}",
+        rf"^I am {_ADV}(?P<o>(?:a|an|the) (?:[\w-]+ ){{0,3}}{_OCCUPATIONS}s?"
+        rf"(?: (?:at|for|in|with) [^,;:!?]+?)?){_STOP}",
         "job",
         0.8,
     ),
@@ -200,8 +202,8 @@ RULES: list[Rule] = [
         _works,
     ),
     _r(
-        rf"^I {_ADV}(?:started|began|joined) (?:working |work )?(?:as |at |for )?(?P<o>(?:a|an) [^,;:!?]+? at [^,;:!?]+?"
-        rf"|(?-i:[A-Z])[^,;:!?]*?){_STOP}",
+        rf"^I {_ADV}(?:started|began|joined) (?:working |work )?(?:as |at |for )?"
+        rf"(?P<o>(?:a|an) [^,;:!?]+? at [^,;:!?]+?|(?-i:[A-Z])[^,;:!?]*?){_STOP}",
         "job",
         0.7,
         _works,
@@ -215,11 +217,19 @@ RULES: list[Rule] = [
     ),
     _r(rf"^I {_ADV}(?:teach|tutor|have been teaching|have been tutoring) {_O}", "job", 0.75),
     _r(rf"^I {_ADV}(?:started|began|joined|took up|signed up for|have started|have joined) {_O}", None, 0.6),
-    _r(rf"^I {_ADV}(?:give|run|teach|host) (?P<o>(?:[\w-]+ ){{0,3}}(?:classes|lessons|workshops|courses)\b[^,;:!?]*?){_STOP}",
-       "job", 0.7),
-    _r(rf"^I have been (?:a |an )?(?!friends|married|together|dating)(?P<o>(?:[\w-]+ ){{1,3}}(?:at|with|for) {_CAP}"
-       rf"[^,;:!?]*?) for (?:over |about |almost |nearly |more than )?(?:a|an|\w+) (?:years?|months?)", "job", 0.7,
-       lambda m: f"I work as {m['o']}"),
+    _r(
+        rf"^I {_ADV}(?:give|run|teach|host) (?P<o>(?:[\w-]+ ){{0,3}}(?:classes|lessons|workshops|courses)\b"
+        rf"[^,;:!?]*?){_STOP}",
+        "job",
+        0.7,
+    ),
+    _r(
+        rf"^I have been (?:a |an )?(?!friends|married|together|dating)(?P<o>(?:[\w-]+ ){{1,3}}(?:at|with|for) {_CAP}"
+        rf"[^,;:!?]*?) for (?:over |about |almost |nearly |more than )?(?:a|an|\w+) (?:years?|months?)",
+        "job",
+        0.7,
+        lambda m: f"I work as {m['o']}",
+    ),
     _r(
         rf"^I (?:quit|left|resigned from|handed in my notice at|was laid off from|got laid off from|retired from|"
         rf"was fired from|got fired from) (?:my job at |my job as |my job |the job at |working at |working for )?{_O}",
@@ -246,7 +256,8 @@ RULES: list[Rule] = [
         0.75,
     ),
     _r(
-        rf"^I {_ADV}(?:go to|attend) (?P<o>[^,;:!?]*?\b(?:university|college|school|academy|institute|uni)\b[^,;:!?]*?){_STOP}",
+        rf"^I {_ADV}(?:go to|attend) (?P<o>[^,;:!?]*?\b(?:university|college|school|academy|institute|uni)\b"
+        rf"[^,;:!?]*?){_STOP}",
         "studies",
         0.7,
     ),
@@ -324,7 +335,8 @@ RULES: list[Rule] = [
         lambda m: f"I have a {m['pet']} named {m['name']}",
     ),
     _r(
-        rf"^(?:we|I) (?:had to )?(?:rehomed?|re-homed?|gave away|give away|put down|lost) (?:our |my )?(?:{_PETS} )?{_NAME}",
+        rf"^(?:we|I) (?:had to )?(?:rehomed?|re-homed?|gave away|give away|put down|lost) (?:our |my )?"
+        rf"(?:{_PETS} )?{_NAME}",
         _PET_SLOT,
         0.7,
         lambda m: f"I no longer have {m['name']}",
@@ -369,8 +381,8 @@ RULES: list[Rule] = [
         0.85,
     ),
     _r(
-        rf"^(?P<o>[^,;:!?]+?) (?:is|are) (?:definitely |probably )?my (?:all-time |absolute |new )?favou?rite "
-        rf"(?P<k>[a-z]+(?: [a-z]+)?)\b",
+        r"^(?P<o>[^,;:!?]+?) (?:is|are) (?:definitely |probably )?my (?:all-time |absolute |new )?favou?rite "
+        r"(?P<k>[a-z]+(?: [a-z]+)?)\b",
         _favourite,
         0.8,
         lambda m: f"my favourite {m['k']} is {m['o']}",
@@ -392,15 +404,16 @@ RULES: list[Rule] = [
     _r(rf"^I (?:really )?do not (?:really )?(?:like|enjoy|care for) {_O}", None, 0.6, negated=True),
     _r(rf"^I am (?:not|never been) (?:really |much of |a big |that )?(?:a fan of|into) {_O}", None, 0.6, negated=True),
     _r(
-        rf"^I {_ADV}(?:play|have been playing) (?P<o>(?:the )?[\w -]+?)(?=$| (?:every|on|with|at|for|since|when)\b|[,;:!?])",
+        rf"^I {_ADV}(?:play|have been playing) (?P<o>(?:the )?[\w -]+?)"
+        r"(?=$| (?:every|on|with|at|for|since|when)\b|[,;:!?])",
         None,
         0.6,
     ),
     _r(rf"^I {_ADV}(?:go|went) (?P<o>\w+ing)(?: every| on| at| most| whenever| each| twice| once)", None, 0.55),
     _r(rf"^I {_ADV}(?:drive|own) (?:a|an) {_O}", None, 0.7),
     _r(
-        rf"^I have been (?P<o>(?!busy|so|really|thinking|feeling|wondering|meaning|trying|going|having|getting)"
-        rf"\w+ing\b[^,;:!?]*?\bfor (?:over |about |almost |nearly |more than )?(?:a|an|\w+) (?:years?|decades?))",
+        r"^I have been (?P<o>(?!busy|so|really|thinking|feeling|wondering|meaning|trying|going|having|getting)"
+        r"\w+ing\b[^,;:!?]*?\bfor (?:over |about |almost |nearly |more than )?(?:a|an|\w+) (?:years?|decades?))",
         None,
         0.7,
     ),
@@ -433,6 +446,18 @@ RULES: list[Rule] = [
 ]
 
 
+def _pet_named(m: re.Match[str]) -> str:
+    return f"I have a {m['pet']} named {m['name']}"
+
+
+def _lives_now(m: re.Match[str]) -> str:
+    return f"I live in {m['name']} now"
+
+
+def _birthday(m: re.Match[str]) -> str:
+    return f"my birthday is {m['o']}"
+
+
 def _relative_slot(m: re.Match[str]) -> str:
     kin = m["kin"].lower()
     return "partner" if kin in _PARTNERS else f"{kin} {m['name'].lower()}:name"
@@ -445,37 +470,90 @@ def _relative(m: re.Match[str]) -> str:
 
 # Said anywhere in a clause, not only at its start: people, pets and employers by name, dated plans.
 ANYWHERE: list[Rule] = [
-    _r(rf"\bmy (?:little |big |older |younger |baby |twin |new |lovely |dear |late )?{_RELATIVE},? {_NAMED}", _relative_slot,
-       0.8, _relative),
+    _r(
+        rf"\bmy (?:little |big |older |younger |baby |twin |new |lovely |dear |late )?{_RELATIVE},? {_NAMED}",
+        _relative_slot,
+        0.8,
+        _relative,
+    ),
     _r(rf"\b{_NAMED},? \(?my {_RELATIVE}\)?", _relative_slot, 0.75, _relative),
-    _r(rf"\b(?:my|our) (?:[\w-]+ )?{_PETS},? {_NAMED}", _PET_SLOT, 0.8, lambda m: f"I have a {m['pet']} named {m['name']}"),
-    _r(rf"\bour (?P<kin>twins|kids|children|sons|daughters|boys|girls),? (?P<o>{_CAP}(?:,? (?:and )?{_CAP})+)",
-       None, 0.75, lambda m: f"my {m['kin'].lower()} are {m['o']}"),
-    _r(r"\b(?:first|second|third|last) (?:day|week|month) (?:at|with) (?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
-       "job", 0.7, lambda m: f"I work at {m['name']}"),
-    _r(rf"\bI was (?:a|an) (?:[\w-]+ ){{0,2}}{_OCCUPATIONS}(?P<o>(?: (?:for|at|in) [^,;:!?]+?)?){_STOP}", None, 0.7,
-       lambda m: m.group(0).strip()),
-    _r(rf"\bI (?:just )?(?:bought|got|picked up) (?:a |an |my )?(?:new |used |second-hand |secondhand )?(?:\d{{4}} )?"
-       rf"(?P<o>{_CAR_BRANDS}(?: [\w-]+){{0,2}})", "car", 0.75, lambda m: f"I drive a {m['o']}"),
-    _r(rf"\b(?:my |the |a )?{_EVENTS}(?P<o> (?:to|in|at|with|for) [^,;:!?]+?)? (?:is )?(?P<when>on {_DATE}[^,;:!?]*)",
-       _PLAN_SLOT, 0.7, _plan, dated=True),
-    _r(rf"\b(?:I am|we are) (?:now )?(?:in|living in) {_NAME} now\b", "residence", 0.75, lambda m: f"I live in {m['name']} now"),
+    _r(rf"\b(?:my|our) (?:[\w-]+ )?{_PETS},? {_NAMED}", _PET_SLOT, 0.8, _pet_named),
+    _r(
+        rf"\bour (?P<kin>twins|kids|children|sons|daughters|boys|girls),? (?P<o>{_CAP}(?:,? (?:and )?{_CAP})+)",
+        None,
+        0.75,
+        lambda m: f"my {m['kin'].lower()} are {m['o']}",
+    ),
+    _r(
+        r"\b(?:first|second|third|last) (?:day|week|month) (?:at|with) "
+        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
+        "job",
+        0.7,
+        lambda m: f"I work at {m['name']}",
+    ),
+    _r(
+        rf"\bI was (?:a|an) (?:[\w-]+ ){{0,2}}{_OCCUPATIONS}(?P<o>(?: (?:for|at|in) [^,;:!?]+?)?){_STOP}",
+        None,
+        0.7,
+        lambda m: m.group(0).strip(),
+    ),
+    _r(
+        rf"\bI (?:just )?(?:bought|got|picked up) (?:a |an |my )?(?:new |used |second-hand |secondhand )?(?:\d{{4}} )?"
+        rf"(?P<o>{_CAR_BRANDS}(?: [\w-]+){{0,2}})",
+        "car",
+        0.75,
+        lambda m: f"I drive a {m['o']}",
+    ),
+    _r(
+        rf"\b(?:my |the |a )?{_EVENTS}(?P<o> (?:to|in|at|with|for) [^,;:!?]+?)? (?:is )?(?P<when>on {_DATE}[^,;:!?]*)",
+        _PLAN_SLOT,
+        0.7,
+        _plan,
+        dated=True,
+    ),
+    _r(rf"\b(?:I am|we are) (?:now )?(?:in|living in) {_NAME} now\b", "residence", 0.75, _lives_now),
     _r(rf"\bI am {_NAME}(?: by the way|, nice to meet you| btw)\b", "name", 0.85, lambda m: f"my name is {m['name']}"),
-    _r(rf"\b{_NAME} is (?:officially |now )?(?:my |our )?(?:new )?home(?: now)?\b", "residence", 0.75,
-       lambda m: f"I live in {m['name']} now"),
-    _r(rf"\bI am {_ADV}(?:severely |very |super |deathly |mildly )?allergic to {_O}", None, 0.9,
-       lambda m: f"I am allergic to {m['o']}"),
+    _r(
+        rf"\b{_NAME} is (?:officially |now )?(?:my |our )?(?:new )?home(?: now)?\b",
+        "residence",
+        0.75,
+        lambda m: f"I live in {m['name']} now",
+    ),
+    _r(
+        rf"\bI am {_ADV}(?:severely |very |super |deathly |mildly )?allergic to {_O}",
+        None,
+        0.9,
+        lambda m: f"I am allergic to {m['o']}",
+    ),
     _r(rf"\bI (?:am|have been) {_ADV}(?:a |an )?{_DIETS}", "diet", 0.85, lambda m: f"I am {m['o'].lower()}"),
-    _r(rf"\b(?:my|I have|I have got|I suffer from|diagnosed with|I live with|I am on \w+ for) (?P<o>{_CONDITIONS})\b", None,
-       0.8, lambda m: f"I have {m['o']}"),
+    _r(
+        rf"\b(?:my|I have|I have got|I suffer from|diagnosed with|I live with|I am on \w+ for) (?P<o>{_CONDITIONS})\b",
+        None,
+        0.8,
+        lambda m: f"I have {m['o']}",
+    ),
     _r(rf"\bI am on (?P<o>{_MEDICINES})\b", None, 0.75, lambda m: f"I take {m['o']}"),
-    _r(rf"\bmy birthday(?: is|,| on| falls on)? (?P<o>{_DATE})", "birthday", 0.85, lambda m: f"my birthday is {m['o']}"),
-    _r(rf"\b(?:changed|moved|rescheduled|pushed|switched|postponed) (?:my |the |our )?(?:[\w-]+ ){{0,2}}{_EVENTS}"
-       rf"(?P<o>) to (?P<when>{_DATE})", _PLAN_SLOT, 0.75, _plan, dated=True),
-    _r(rf"\bI (?:have )?(?:always )?support(?:ed)? (?P<o>{_CAP}(?: {_CAP}){{0,2}})", "team", 0.7,
-       lambda m: f"I support {m['o']}"),
-    _r(rf"\bI {_ADV}(?:knit|crochet|paint|sew|garden|surf|ski|snowboard|climb|hike|swim|cycle|skate|dance|sing|draw|"
-       rf"bake|meditate|volunteer|run)(?: [\w-]+){{0,3}}? (?P<o>every (?:day|evening|morning|night|week|weekend|"
-       rf"sunday|saturday|monday|tuesday|wednesday|thursday|friday)|on (?:weekends|sundays|saturdays)|daily)\b",
-       None, 0.6, lambda m: m.group(0).strip()),
+    _r(rf"\bmy birthday(?: is|,| on| falls on)? (?P<o>{_DATE})", "birthday", 0.85, _birthday),
+    _r(
+        rf"\b(?:changed|moved|rescheduled|pushed|switched|postponed) (?:my |the |our )?(?:[\w-]+ ){{0,2}}{_EVENTS}"
+        rf"(?P<o>) to (?P<when>{_DATE})",
+        _PLAN_SLOT,
+        0.75,
+        _plan,
+        dated=True,
+    ),
+    _r(
+        rf"\bI (?:have )?(?:always )?support(?:ed)? (?P<o>{_CAP}(?: {_CAP}){{0,2}})",
+        "team",
+        0.7,
+        lambda m: f"I support {m['o']}",
+    ),
+    _r(
+        rf"\bI {_ADV}(?:knit|crochet|paint|sew|garden|surf|ski|snowboard|climb|hike|swim|cycle|skate|dance|sing|draw|"
+        rf"bake|meditate|volunteer|run)(?: [\w-]+){{0,3}}? (?P<o>every (?:day|evening|morning|night|week|weekend|"
+        rf"sunday|saturday|monday|tuesday|wednesday|thursday|friday)|on (?:weekends|sundays|saturdays)|daily)\b",
+        None,
+        0.6,
+        lambda m: m.group(0).strip(),
+    ),
 ]

@@ -49,7 +49,7 @@ _CLAUSE_BREAK = re.compile(
 # A clause that opens with what the speaker did leaves out "I" ("Broke up with Tom last month").
 _SUBJECTLESS = re.compile(
     r"^(?:just )?(?:broke up|split up|moved|started|quit|left|got|joined|switched|adopted|finished|went back|landed|"
-    r"married|retired|graduated|handed in|booked)\b",
+    r"married|retired|graduated|handed in|booked|bought|rescued|signed up)\b",
     re.I,
 )
 _GREETING_NAME = re.compile(

@@ -191,12 +191,14 @@ class OpenAIChatModel(_Client):
     def extract_facts(
         self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
     ) -> FactExtraction:
-        """One structured-output call (``prompts.FACTS_SCHEMA``), sent again once if the reply is not that JSON.
+        """One structured-output call (``prompts.FACTS_SCHEMA``), sent again once if the reply is not that JSON
+        or holds facts that do not fit the schema; the facts of the second reply that still do not fit are
+        left out and counted (``FactExtraction.invalid``).
 
         Facts naming unknown message or fact ids keep only the known ones; confidence is clamped to 0..1.
 
         Raises:
-            ModelBackendError: a call failed, or both replies were not the JSON asked for.
+            ModelBackendError: a call failed, or both replies were not JSON with a list of facts.
         """
         user = prompts.FACTS_USER.format(
             known="\n".join(f"[{i}] {t}" for i, t in known_facts) or "(none)",
@@ -204,26 +206,23 @@ class OpenAIChatModel(_Client):
         )
         message_ids, fact_ids = {i for i, _ in messages}, {i for i, _ in known_facts}
         usage = Usage()
+        found: list[Fact | None] | None = None
         for _attempt in range(2):
             text, used = self._complete(prompts.FACTS_SYSTEM, user, response_format=prompts.FACTS_SCHEMA)
             usage += used
             try:
-                facts = [
-                    Fact(
-                        text=str(item["text"]).strip(),
-                        message_ids=[int(i) for i in item.get("message_ids") or [] if int(i) in message_ids],
-                        replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
-                        slot=str(item.get("slot") or "").strip().lower() or None,
-                        confidence=min(1.0, max(0.0, float(item.get("confidence", 1.0)))),
-                        entities=_entity_mentions(item.get("entities")),
-                    )
-                    for item in json.loads(text)["facts"]
-                    if str(item.get("text", "")).strip()
-                ]
-            except (ValueError, KeyError, TypeError, AttributeError):
+                items = json.loads(text)["facts"]
+            except (ValueError, KeyError, TypeError):
                 continue
-            return FactExtraction(facts=facts, mode=self.mode, usage=usage)
-        raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON, twice.")
+            if not isinstance(items, list):
+                continue
+            found = [_fact(item, message_ids=message_ids, fact_ids=fact_ids) for item in items]
+            if None not in found:
+                break
+        if found is None:
+            raise ModelBackendError("MODEL_BACKEND_ERROR", "The model did not reply with the facts JSON, twice.")
+        facts = [f for f in found if f is not None and f.text]
+        return FactExtraction(facts=facts, mode=self.mode, usage=usage, invalid=found.count(None))
 
     def answer(self, *, question: str, blocks: Sequence[str]) -> Answer:
         """Answer from ``blocks``; ``sufficient`` is False when the model replies ``INSUFFICIENT_DATA`` or nothing."""
@@ -232,6 +231,28 @@ class OpenAIChatModel(_Client):
         )
         sufficient = bool(text) and prompts.INSUFFICIENT not in text
         return Answer(text="" if not sufficient else text, mode=self.mode, usage=usage, sufficient=sufficient)
+
+
+def _fact(item: object, *, message_ids: set[int], fact_ids: set[int]) -> Fact | None:
+    """The fact an item of the reply's ``facts`` list states, or ``None`` when it does not fit the schema."""
+    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+        return None
+    try:
+        cited = [int(i) for i in item.get("message_ids") or []]
+        confidence = min(1.0, max(0.0, float(item.get("confidence", 1.0))))
+    except (TypeError, ValueError):
+        return None
+    slot = item.get("slot")
+    if slot is not None and not isinstance(slot, str):
+        return None
+    return Fact(
+        text=item["text"].strip(),
+        message_ids=[i for i in cited if i in message_ids],
+        replaces_id=item["replaces_id"] if item.get("replaces_id") in fact_ids else None,
+        slot=(slot or "").strip().lower() or None,
+        confidence=confidence,
+        entities=_entity_mentions(item.get("entities")),
+    )
 
 
 def _entity_mentions(items: object) -> tuple[EntityMention, ...] | None:

@@ -64,6 +64,18 @@ class Migration(migrations.Migration):
                 max_length=16,
             ),
         ),
+        migrations.CreateModel(
+            name="FactToReview",
+            fields=[],
+            options={
+                "verbose_name": "fact to review",
+                "verbose_name_plural": "facts to review",
+                "proxy": True,
+                "indexes": [],
+                "constraints": [],
+            },
+            bases=("memories.knowledge",),
+        ),
         migrations.RunPython(classify_messages, migrations.RunPython.noop, elidable=True),
         migrations.RunPython(candidates_not_reviewed, migrations.RunPython.noop, elidable=True),
         migrations.RunPython(reembed_user_facts, migrations.RunPython.noop, elidable=True),

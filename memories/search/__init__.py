@@ -38,6 +38,7 @@ from memories.models import DialogueAct, EndUser, Message, Role, Session
 from memories.search import retrievers
 from memories.search.answer import NOT_FOUND, Answer, answer_question
 from memories.search.dates import named_days
+from memories.search.excerpts import fit_to_budget
 from memories.search.fusion import (
     answers_for_questions,
     facts_over_sources,
@@ -124,7 +125,8 @@ def search(
     Args:
         user_external_ids: the end users whose memory is searched (one or more).
         query: the question, e.g. ``"What is my favourite food?"``.
-        top_k: hits returned (default ``SEARCH_DEFAULT_TOP_K``, at most ``SEARCH_MAX_TOP_K``).
+        top_k: hits returned (default ``SEARCH_DEFAULT_TOP_K``, at most ``SEARCH_MAX_TOP_K``); together
+            at most ``SEARCH_MAX_TOKENS`` tokens, long turns shown by their parts that match the query.
         sources: kinds ranked: any of ``message``, ``summary``, ``knowledge``, ``diary``.
         include_shared: also search system-wide knowledge (no owner).
         search_filter: only this channel and window of conversation time.
@@ -149,6 +151,7 @@ def search(
         )
         with SEARCH_STAGE_SECONDS.labels("retrieve").time():
             hits = retrieve(scope=scope, query=query, vector=lambda: future.result().vectors[0], top_k=top_k)
+            hits = fit_to_budget(hits, query=query, max_tokens=settings.SEARCH_MAX_TOKENS)
         embedding = future.result()
     reply = None
     if answer:
@@ -250,7 +253,8 @@ def context(
                 )
             usage = future.result().usage
             hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
-            memories, memory_tokens = _within_budget(_relevant(hits), max_tokens)
+            relevant = fit_to_budget(_relevant(hits), query=query, max_tokens=max_tokens)
+            memories, memory_tokens = _within_budget(relevant, max_tokens)
             memories = _in_prompt_order(memories)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])

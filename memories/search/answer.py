@@ -79,9 +79,10 @@ def answer_question(
 
 
 def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
-    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, newest first: the facts of the topic
-    asked about (``Hit.topical``), then the best facts and turns, never a turn whose fact a later one replaced; only without either, summaries and diaries
-    (which retell the turns). With several end users searched, each quote names its user."""
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, newest first: the facts of the
+    topic asked about (``Hit.topical``), then the best facts and turns, never a turn whose fact a later
+    one replaced; only without either, summaries and diaries (which retell the turns). With several end
+    users searched, each quote names its user."""
     current = [h for h in relevant if h.replaced_at is None]
     # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
     said = [h for h in current if h.topical] + [
@@ -121,7 +122,8 @@ def _quote(hit: Hit, zone: tzinfo) -> str | None:
     if hit.kind == "diary":
         return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
     said = f" (said on {_day(hit.conversation_time, zone)})" if hit.conversation_time else ""
-    return f"Known: {hit.content}{said}"
+    sources = "".join(f" {t.speaker} said: \u201c{t.content}\u201d" for t in hit.turns)
+    return f"Known: {hit.content}{said}{sources}"
 
 
 def _day(value: datetime | None, zone: tzinfo) -> str:

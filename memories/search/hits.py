@@ -26,6 +26,7 @@ class Turn:
     text: str  # speaker, content and any photo caption (``Message.text``)
     created_at: datetime
     is_hit: bool
+    excerpt: bool = False  # ``content`` holds only the parts matching the query (``memories.search.excerpts``)
 
     # The message columns ``of`` reads: a query for turns need read no others (not the vectors).
     COLUMNS: ClassVar[tuple[str, ...]] = ("role", "content", "metadata", "created_at", "dialogue_act")
@@ -86,9 +87,21 @@ class Hit:
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
             label = f"[knowledge | {' | '.join(labels)}]"
+            # The turns it was raised from say more than the fact ("Hello from Saigon! We live in District 7").
+            cited = "".join(f"\n(from {t.speaker}: \u201c{_shortened(t.content)}\u201d)" for t in self.turns)
+            return f"{label}\n{self.content}{cited}"
         else:
             label = f"[diary | {self.conversation_time:%Y-%m-%d}{who}]"
         return f"{label}\n{self.content}"
+
+
+# The most characters of a fact's source turn its block quotes.
+_CITED_CHARS = 240
+
+
+def _shortened(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _CITED_CHARS else text[: _CITED_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
 
 
 def _when(value: datetime | None) -> str:

@@ -26,6 +26,7 @@ from memories.services.entities import entities_named_in
 
 __all__ = [
     "by_slots",
+    "excerpts",
     "by_topic",
     "Neighbours",
     "Provenance",
@@ -154,6 +155,19 @@ def by_slots(*, scope: Scope, heads: Sequence[str], limit: int) -> list[int]:
         table=sql.Identifier(Knowledge._meta.db_table), scope=condition, limit=sql.Literal(limit)
     )
     return [pk for (pk,) in _fetch(statement, {**scope.params(), "heads": list(heads)}, Knowledge)]
+
+
+def excerpts(*, message_ids: Sequence[int], query: str, words: int, fragments: int) -> dict[int, str]:
+    """For each of these messages, its ``fragments`` parts of about ``words`` words each that best match
+    ``query``'s words (``ts_headline``), joined by " … "; the start of the message when none match."""
+    if not message_ids:
+        return {}
+    options = (
+        f'StartSel="", StopSel="", MaxWords={max(words, 6)}, MinWords={max(words // 2, 3)}, '
+        f'MaxFragments={fragments}, FragmentDelimiter=" \u2026 "'
+    )
+    rows = _fetch(_statement("excerpts.sql"), {"ids": list(message_ids), "query": query, "options": options}, Message)
+    return dict(rows)
 
 
 def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:

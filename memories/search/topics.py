@@ -108,8 +108,9 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         "food",
-        ("What should I eat?", "Any ideas for dinner, lunch or breakfast?", "Suggest a recipe or a dish for me to cook.",
-         "Which restaurant should I go to, and what should I order?", "Ideas for a dessert, a drink or a snack."),
+        ("What should I eat?", "Any ideas for dinner, lunch or breakfast?",
+         "Suggest a recipe or a dish for me to cook.", "Which restaurant should I go to, and what should I order?",
+         "Ideas for a dessert, a drink or a snack."),
         known=("I am vegetarian.", "I am allergic to peanuts.", "I cannot eat gluten.", "I hate cilantro.",
                "I am lactose intolerant.", "I do not eat pork.", "My favourite food is sushi."),
         personal=False,

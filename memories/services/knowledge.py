@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.conf import settings
@@ -11,11 +12,14 @@ from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from memories.llm import get_chat_model, get_embedder
+from memories.metrics import FACTS_LEFT_OUT
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
 from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
 from memories.services.validation import text_errors, user_id_errors
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "knowledge_add",
@@ -195,6 +199,14 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     extraction = chat.extract_facts(
         messages=[(m.pk, m.dated_text if dated else m.text) for m in messages], known_facts=known
     )
+    if extraction.invalid:
+        FACTS_LEFT_OUT.inc(extraction.invalid)
+        logger.warning(
+            "Fact extraction of session %s: %d facts the model wrote did not fit the schema, even when asked "
+            "again, and were left out.",
+            session.pk,
+            extraction.invalid,
+        )
     embedder = get_embedder()
     subjects = user_subjects(user_pk=session.user_id)
     facts = [Knowledge(user=session.user, content=fact.text) for fact in extraction.facts]
