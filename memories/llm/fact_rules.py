@@ -318,13 +318,13 @@ RULES: list[Rule] = [
     ),
     _r(
         rf"^(?:I|we) {_ADV}(?:have|have got|own|adopted|got|rescued|brought home) (?:a|an|one|two|three|\d+|our|my) "
-        rf"(?:[\w-]+ ){{0,2}}{_PETS}s?,? (?:named|called) {_NAME}",
+        rf"(?:[\w-]+ ){{0,2}}?{_PETS}s?,? (?:named|called) {_NAME}",
         _PET_SLOT,
         0.85,
         lambda m: f"I have a {m['pet']} named {m['name']}",
     ),
     _r(
-        rf"^I {_ADV}(?:have|have got|own) (?P<o>(?:a|an|one|two|three|four|\d+) (?:[\w-]+ ){{0,2}}{_PETS}s?)\b",
+        rf"^I {_ADV}(?:have|have got|own) (?P<o>(?:a|an|one|two|three|four|\d+) (?:[\w-]+ ){{0,2}}?{_PETS}s?)\b",
         None,
         0.75,
     ),

@@ -318,13 +318,16 @@ def retrieve(
         "time": [("message", pk) for pk, _ in by_time],
         "topic": [("knowledge", pk) for pk in by_topic],
     }
+    found = {candidate for ranking in rankings.values() for candidate in ranking}
     ranked = fuse(
         rankings=list(rankings.values()),
         sessions=sessions,
         neighbours={pk: (place.before, place.after) for pk, place in turns.items()},
     )
     # A question is shown only as the lead-in to the turn that answers it.
-    ranked = answers_for_questions(ranked, answer_of=_answers(turns, hidden=hidden | set(scope.exclude_message_pks)))
+    answer_of = _answers(turns, hidden=hidden | set(scope.exclude_message_pks))
+    asked = {answer: question for question, answer in answer_of.items() if answer and ("message", question) in found}
+    ranked = answers_for_questions(ranked, answer_of=answer_of)
     facts = [pk for (kind, pk), _ in ranked if kind == "knowledge"]
     origin = retrievers.provenance(
         knowledge_ids=facts, message_ids=[pk for (kind, pk), _ in ranked if kind == "message"]
@@ -347,6 +350,7 @@ def retrieve(
         found_by=found_by,
         turns_after=turns_after,
         topical=frozenset(("knowledge", pk) for pk in by_topic),
+        asked=asked,
     )
 
 
@@ -422,10 +426,12 @@ def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | 
 
 
 def _relevant(hits: list[Hit]) -> list[Hit]:
-    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query, the facts on the topic it asks
-    about (``Hit.topical``), and the messages found by their words that have no vector yet (the worker has
-    not embedded them: they cannot be judged)."""
-    return [h for h in hits if h.score is None or h.score >= settings.SEARCH_MIN_SIMILARITY or h.topical]
+    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query or answering a question that is
+    (``Hit.question_score``), the facts on the topic it asks about (``Hit.topical``), and the messages
+    found by their words that have no vector yet (the worker has not embedded them: they cannot be
+    judged)."""
+    gate = settings.SEARCH_MIN_SIMILARITY
+    return [h for h in hits if h.topical or max(h.score or gate, h.question_score or -1) >= gate]
 
 
 def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:

@@ -71,6 +71,7 @@ class Hit:
     replaced_at: datetime | None = None
     reviewed: bool | None = None
     topical: bool = False  # a fact that bears on the topic the query asks about (``memories.search.topics``)
+    question_score: float | None = None  # a turn found through the question it answers: that question's score
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
@@ -123,6 +124,7 @@ def load_hits(
     found_by: dict[tuple[str, int], list[str]] | None = None,
     turns_after: int = 1,
     topical: frozenset[tuple[str, int]] = frozenset(),
+    asked: Mapping[int, int] | None = None,
 ) -> list[Hit]:
     """``Hit`` objects for ``ranked`` (``((kind, id), relevance)``, best first), in that order.
 
@@ -135,14 +137,17 @@ def load_hits(
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
         turns_after: the turns after a message hit shown with it (1 or 2; the turn before is shown too).
         topical: the facts on the topic the query asks about (``Hit.topical``).
+        asked: for a message found through the question it answers, that question's id.
     """
     sources, replaced, found_by = sources or {}, replaced or {}, found_by or {}
     ids: dict[str, list[int]] = {}
     for (kind, pk), _ in ranked:
         ids.setdefault(kind, []).append(pk)
     message_ids = ids.get("message", [])
-    around = {pk: (n.before, n.after, n.after_next)[: 2 + turns_after] for pk, n in neighbours.items()}
+    around = {pk: (n.before, n.after, n.after_next)[: 1 + turns_after] for pk, n in neighbours.items()}
+    asked = asked or {}
     turn_ids = {n for pk in message_ids for n in around.get(pk, ()) if n and n not in hidden_message_ids}
+    turn_ids |= {asked[pk] for pk in message_ids if pk in asked}
     turn_ids |= {m for pk in ids.get("knowledge", []) for m in sources.get(pk, ())}
     messages = {
         m.pk: m
@@ -186,6 +191,7 @@ def load_hits(
                     turns=tuple(Turn.of(m, is_hit=m.pk == pk) for m in turns),
                     found_by=tuple(found_by.get(candidate, ())),
                     replaced_at=replaced.get(pk),
+                    question_score=_score(messages.get(asked[pk])) if pk in asked else None,
                 )
             )
         elif (row := rows.get(candidate)) is not None:
@@ -197,6 +203,10 @@ def load_hits(
                 hit = replace(hit, turns=tuple(Turn.of(m, is_hit=True) for m in said))
             hits.append(replace(hit, found_by=tuple(found_by.get(candidate, ())), topical=candidate in topical))
     return hits
+
+
+def _score(message: Message | None) -> float | None:
+    return None if message is None or message.distance is None else 1 - message.distance
 
 
 def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, distance: float | None) -> Hit:

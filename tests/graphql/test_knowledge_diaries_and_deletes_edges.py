@@ -161,8 +161,9 @@ def test_deleting_the_session_of_the_newer_fact_makes_the_older_one_active_again
 
 
 def test_a_rejected_candidate_is_not_raised_again_when_its_session_is_summarised_again(
-    add_messages, summarize, gql, gql_ok
+    add_messages, summarize, gql, gql_ok, settings
 ):
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
     _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
     add_messages("mei", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
     summarize("mei")
@@ -186,13 +187,15 @@ def test_a_superseded_fact_is_not_raised_again_when_its_session_is_summarised_ag
     }
 
 
-def test_a_rejected_fact_said_again_in_a_later_session_is_a_new_candidate(add_messages, summarize, gql, gql_ok):
+def test_a_rejected_fact_never_comes_back_even_said_again_in_a_later_session(add_messages, summarize, gql, gql_ok):
     _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
-    candidates = """query { knowledge(userId: "mei", status: CANDIDATE) { results { id content } } }"""
+    facts = """query { knowledge(userId: "mei", status: ACTIVE) { results { id content } } }"""
     add_messages("mei", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
     summarize("mei")
-    [candidate] = gql_ok(candidates)["knowledge"]["results"]
-    gql(f'mutation {{ rejectKnowledge(id: "{candidate["id"]}", userId: "mei") {{ __typename }} }}', key=curator)
-    add_messages("mei", "s2", [msg("I am allergic to peanuts.", "2024-06-01T10:00:00Z")])
+    [fact] = gql_ok(facts)["knowledge"]["results"]  # used at once, not reviewed
+    gql(f'mutation {{ rejectKnowledge(id: "{fact["id"]}", userId: "mei") {{ __typename }} }}', key=curator)
+    add_messages("mei", "s2", [msg("I'm allergic to peanuts.", "2024-06-01T10:00:00Z")])
     summarize("mei")
-    assert [c["content"] for c in gql_ok(candidates)["knowledge"]["results"]] == ["The user is allergic to peanuts."]
+    assert gql_ok(facts)["knowledge"]["results"] == []
+    rejected = gql_ok('query { knowledge(userId: "mei", status: REJECTED) { results { content } } }')
+    assert rejected["knowledge"]["results"] == [{"content": "The user is allergic to peanuts."}]

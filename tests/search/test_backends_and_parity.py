@@ -381,6 +381,7 @@ def test_diaries_are_found_by_their_date_in_the_callers_window(hashing_embedder,
 
 def test_only_active_facts_are_searched(hashing_embedder, gql, add_messages, search, settings):
     settings.SUMMARY_EVERY_MESSAGES = 0
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
     add_messages("mia", "s1", [say("Mia", "I live in Osaka.", "2024-01-01T09:00:00Z")])
     add_messages("mia", "s2", [say("Mia", "I live in Kyoto now.", "2024-03-01T09:00:00Z")])
     gql(CREATE_SUMMARIES, {"userId": "mia"})
@@ -388,14 +389,14 @@ def test_only_active_facts_are_searched(hashing_embedder, gql, add_messages, sea
     facts = {k["content"]: k["id"] for k in candidates["data"]["knowledge"]["results"]}
     assert len(facts) == 2, facts
 
-    before = search(userId="mia", query="Where Mia lives now", sources=["KNOWLEDGE"], answer=False)
+    before = search(userId="mia", query="Where do I live now?", sources=["KNOWLEDGE"], answer=False)
     assert before["hits"] == []  # candidates are not searched
     _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
     for fact_id in facts.values():
         approve = f'mutation {{ approveKnowledge(id: "{fact_id}", userId: "mia") {{ ... on Knowledge {{ id }} }} }}'
         approved = gql(approve, key=curator)
         assert "errors" not in approved, approved
-    after = search(userId="mia", query="Where Mia lives now", sources=["KNOWLEDGE"], answer=False)
+    after = search(userId="mia", query="Where do I live now?", sources=["KNOWLEDGE"], answer=False)
 
     # Osaka is superseded in the residence slot by what was said later.
     assert [h["content"] for h in after["hits"]] == [next(c for c in facts if "Kyoto" in c)]

@@ -42,10 +42,15 @@ def add_with_context(gql, session_id, messages, window_turns):
 
 
 def shown_message_ids(result):
-    """The ids of every turn the memories show: the message hits and the turns around them."""
-    return {t["id"] for m in result["memories"] if m["kind"] == "MESSAGE" for t in m["turns"]} | {
+    """The ids of every turn the memories show: the message hits, the turns around them, the turns facts cite."""
+    return {t["id"] for m in result["memories"] for t in m["turns"]} | {
         m["id"] for m in result["memories"] if m["kind"] == "MESSAGE"
     }
+
+
+def said(result):
+    """What the memories say: their contents and the turns they show (a fact shows the turns it was raised from)."""
+    return {m["content"] for m in result["memories"]} | {t["content"] for m in result["memories"] for t in m["turns"]}
 
 
 def test_add_messages_context_never_shows_a_message_of_the_batch_it_stored(add_messages, gql):
@@ -73,7 +78,7 @@ def test_add_messages_context_asks_the_user_message_it_stored_even_when_said_bef
     add_messages("alice", "s", [msg("It is sunny here.", "2024-05-01T10:00:30Z", role="assistant")])
     result = add_with_context(gql, "s", [msg("Where do I work?", "2024-05-01T10:01:00Z")], window_turns=5)["context"]
     assert result["query"] == "Where do I work?"
-    assert "I work as a nurse at the city hospital." in {m["content"] for m in result["memories"]}
+    assert "I work as a nurse at the city hospital." in said(result)
 
 
 def test_add_messages_context_of_a_batch_of_assistant_turns_asks_the_latest_user_message(add_messages, gql):
@@ -89,7 +94,8 @@ def test_a_given_query_leaves_out_the_turn_of_the_session_that_says_it(add_messa
     add_messages("alice", "old", [msg("My cat Miso is orange.", "2024-04-01T10:00:00Z")])
     add_messages("alice", "s", [msg("What colour is my cat Miso?", "2024-05-01T10:00:00Z")])
     result = context(gql, userId="alice", sessionId="s", windowTurns=0, query="What colour is my cat Miso?")
-    assert [m["content"] for m in result["memories"] if m["kind"] == "MESSAGE"] == ["My cat Miso is orange."]
+    assert "My cat Miso is orange." in said(result)
+    assert "What colour is my cat Miso?" not in said(result)
 
 
 def test_an_end_user_with_no_rows_yet_gets_shared_knowledge(gql):
@@ -129,7 +135,7 @@ def test_a_last_turn_longer_than_a_query_still_gets_a_context(add_messages, gql)
     add_messages("alice", "s", [msg(long_turn, "2024-05-01T10:00:00Z")])
     result = context(gql, userId="alice", sessionId="s", windowTurns=1)
     assert result["query"] == long_turn
-    assert "My cat Miso is orange." in {m["content"] for m in result["memories"]}
+    assert "My cat Miso is orange." in said(result)
 
 
 @pytest.mark.parametrize(

@@ -66,10 +66,10 @@ def test_default_search_finds_a_message_no_summary_mentions(alice_two_sessions, 
 
     result = search(userId="alice", query="Where does my sister live now?")
 
-    message_hits = [h for h in result["hits"] if h["kind"] == "MESSAGE"]
-    assert "Lisbon" in message_hits[0]["content"]
-    assert message_hits[0]["sessionId"] == "s1"
-    assert message_hits[0]["speaker"] == "Alice"
+    # The turn, as the fact raised from it, which shows it.
+    top = result["hits"][0]
+    assert (top["kind"], top["content"], top["sessionId"]) == ("KNOWLEDGE", "Alice's sister Jo moved to Lisbon.", "s1")
+    assert [(t["speaker"], "Lisbon" in t["content"]) for t in top["turns"]] == [("Alice", True)]
 
 
 def test_every_source_is_ranked_together_and_sources_narrow_it(alice_two_sessions, search):
@@ -163,7 +163,7 @@ def test_message_hits_show_the_turns_around_them(add_messages, search):
                 "content": "I went kayaking on Lake Biwa with my brother.",
                 "metadata": {"speaker": "Alice"},
             },
-            {"role": "assistant", "content": "That sounds fun!", "metadata": {"speaker": "Bot"}},
+            {"role": "assistant", "content": "Lake Biwa is lovely in May.", "metadata": {"speaker": "Bot"}},
             {"role": "user", "content": "Unrelated: my laptop is broken.", "metadata": {"speaker": "Alice"}},
         ],
     )
@@ -173,7 +173,7 @@ def test_message_hits_show_the_turns_around_them(add_messages, search):
     assert [(t["speaker"], t["isHit"]) for t in hit["turns"]] == [("Bot", False), ("Alice", True), ("Bot", False)]
     assert (
         "Bot: What did you do on Saturday?\n> Alice: I went kayaking on Lake Biwa with my brother.\n"
-        "Bot: That sounds fun!"
+        "Bot: Lake Biwa is lovely in May."
     ) in hit["text"]
     assert "laptop" not in hit["text"]
 

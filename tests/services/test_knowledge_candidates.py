@@ -18,6 +18,11 @@ pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
+
+
 def test_heuristic_keeps_durable_first_person_facts_only():
     lines = [
         (1, "Aiko: I moved to Osaka last spring and I love it."),
@@ -30,6 +35,7 @@ def test_heuristic_keeps_durable_first_person_facts_only():
     facts = extract_facts_heuristic(messages=lines, known_facts=[])
     assert [(f.text, f.message_ids, f.slot) for f in facts] == [
         ("Aiko moved to Osaka last spring.", [1], "residence"),
+        ("Aiko loves sleeping.", [2], None),  # "yesterday" holds for the headache, not for what she loves
         ("Aiko is allergic to peanuts.", [4], None),
         ("Aiko's favourite food is tonkotsu ramen.", [5], "favourite:food"),
     ]

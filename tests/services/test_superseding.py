@@ -15,6 +15,11 @@ from memories.services.messages import MessageIn, messages_add
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
+
 MOVES = [
     ("s1", datetime(2024, 1, 5, tzinfo=UTC), "I live in Tokyo."),
     ("s2", datetime(2024, 3, 5, tzinfo=UTC), "I live in Osaka now."),
