@@ -253,6 +253,13 @@ class FactToReviewAdmin(KnowledgeAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
+        # Saved as the fact itself, so that its audit history records the correction.
+        fact = Knowledge.objects.get(pk=obj.pk)
+        for name in form.changed_data:
+            setattr(fact, name, getattr(obj, name))
+        super().save_model(request, fact, form, change)
+
     @admin.display(description="said in")
     def said_in(self, obj: Knowledge) -> str:
         return self.source_excerpt(obj)

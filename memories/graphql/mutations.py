@@ -132,15 +132,16 @@ class Mutation:
         )
 
     @strawberry_django.mutation(
-        description="Approve a user's fact candidate: it becomes active (or superseded, when its slot holds a "
-        "fact said later). Needs an API key that may curate."
+        description="Approve a user's fact awaiting review (raised from a conversation, not reviewed yet): it is "
+        "marked reviewed, and a candidate becomes active (or superseded, when its slot holds a fact said later). "
+        "Needs an API key that may curate."
     )
     def approve_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=True)  # type: ignore[return-value]
 
     @strawberry_django.mutation(
-        description="Reject a user's fact candidate: kept for the record, never searched. "
-        "Needs an API key that may curate."
+        description="Reject a user's fact awaiting review: kept for the record, never searched, never raised "
+        "again; the fact it had replaced in its slot is current again. Needs an API key that may curate."
     )
     def reject_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=False)  # type: ignore[return-value]

@@ -20,7 +20,14 @@ class TurnType:
     speaker: str = strawberry.field(description="The speaker's name from the message's metadata, else its role.")
     content: str
     created_at: datetime
-    is_hit: bool = strawberry.field(description="Whether this turn is the hit itself (not a neighbouring turn).")
+    is_hit: bool = strawberry.field(
+        description="Whether this turn is the hit itself (not a neighbouring turn); for a fact, a turn it was "
+        "raised from."
+    )
+    excerpt: bool = strawberry.field(
+        description="Whether content holds only the parts of the turn that match the query (a long turn in a result "
+        "over its token budget); `history` has the whole turn."
+    )
 
     @classmethod
     def of(cls, turn: search.Turn) -> TurnType:
@@ -31,6 +38,7 @@ class TurnType:
             content=turn.content,
             created_at=turn.created_at,
             is_hit=turn.is_hit,
+            excerpt=turn.excerpt,
         )
 
 
@@ -49,7 +57,14 @@ class HitType:
     session_id: str | None
     speaker: str | None = strawberry.field(description="For a message: its speaker.")
     turns: list[TurnType] = strawberry.field(
-        description="For a message: the turns just before and after it, and itself, in order."
+        description="For a message: the turn just before it, itself and the turns after it, in order "
+        "(acknowledgements left out); for a fact: the turns it was raised from."
+    )
+    replaced_at: datetime | None = strawberry.field(
+        description="For a message that said what a later fact replaced: when that was said (it held until then)."
+    )
+    reviewed: bool | None = strawberry.field(
+        description="For a fact: whether a person approved, added or edited it (false: raised from a conversation)."
     )
     text: str = strawberry.field(description="The hit as a labelled, timestamped text block.")
     cited: bool = strawberry.field(description="Whether the answer rests on this hit.")
@@ -74,6 +89,8 @@ class HitType:
             text=hit.block(multi_user=multi_user),
             cited=cited,
             found_by=list(hit.found_by),
+            replaced_at=hit.replaced_at,
+            reviewed=hit.reviewed,
         )
 
 

@@ -134,6 +134,13 @@ class KnowledgeType(ScopedType):
     content: str
     created_at: datetime
     updated_at: datetime
+    reviewed: bool = strawberry_django.field(
+        description="Whether a person approved, added or edited it; a fact raised from a conversation is used "
+        "at once and is not, until reviewed (see the admin's review queue)."
+    )
+    said_at: datetime | None = strawberry_django.field(
+        description="For a fact raised from a conversation: when it was said (its latest source turn)."
+    )
 
     @strawberry_django.field(
         only=["status"], description="active (searched), candidate (awaiting review), rejected or superseded."

@@ -45,11 +45,11 @@ def answer_question(
 ) -> Answer:
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
-    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, newest first: facts
-    ("Known: ... (said on 3 June 2024)") and turns with their speaker and date ("On 8 May 2023
-    Caroline said: ..."), the day as it was in ``zone`` (the caller's time zone), each quote after
-    its end user's id ("[user u1] On ...") when ``multi_user``; never a turn whose fact a later one
-    replaced; nothing is generated. A question is quoted by the reply after it, and one that
+    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, newest first:
+    facts ("Known: ... (said on 3 June 2024: “<the turn it was raised from>”)") and turns with their
+    speaker and date ("On 8 May 2023 Caroline said: ..."), the day as it was in ``zone`` (the caller's
+    time zone), each quote after its end user's id ("[user u1] On ...") when ``multi_user``; never a
+    turn whose fact a later one replaced; nothing is generated. A question is quoted by the reply after it, and one that
     has no reply is not quoted: with nothing left to quote the answer is "not found". An LLM gets
     the hits as numbered blocks and cites the numbers it used ("[2][5]" or "[2, 5]").
 
@@ -121,9 +121,10 @@ def _quote(hit: Hit, zone: tzinfo) -> str | None:
         return f"From the conversation of {_day(hit.conversation_time, zone)}: {hit.content}"
     if hit.kind == "diary":
         return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
-    said = f" (said on {_day(hit.conversation_time, zone)})" if hit.conversation_time else ""
-    sources = "".join(f" {t.speaker} said: \u201c{t.content}\u201d" for t in hit.turns)
-    return f"Known: {hit.content}{said}{sources}"
+    sources = "; ".join(f"\u201c{t.content}\u201d" for t in hit.turns)
+    when = f"said on {_day(hit.conversation_time, zone)}" if hit.conversation_time else ""
+    said = ": ".join(filter(None, [when, sources]))
+    return f"Known: {hit.content}" + (f" ({said})" if said else "")
 
 
 def _day(value: datetime | None, zone: tzinfo) -> str:

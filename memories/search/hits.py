@@ -84,7 +84,7 @@ class Hit:
         if self.kind == "summary":
             label = f"[summary | session {self.session_id}{who} | from {_when(self.conversation_time)}]"
         elif self.kind == "knowledge":
-            labels = [f"user {self.user_id}" if self.user_id else "shared"]
+            labels = ["shared"] if not self.user_id else [f"user {self.user_id}"] if multi_user else []
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
             label = f"[knowledge | {' | '.join(labels)}]"

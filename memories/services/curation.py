@@ -28,7 +28,7 @@ def curated_save(*, row: Knowledge | Diary) -> Knowledge | Diary:
     Raises:
         ValidationError: the row is invalid (``full_clean``).
     """
-    model = type(row)
+    model = type(row)._meta.concrete_model  # a proxy (the admin's review queue) is the same table
     previous = model.objects.filter(pk=row.pk).first() if row.pk else None
     changed = previous is None or previous.embedding_text != row.embedding_text
     if changed:

@@ -56,8 +56,13 @@ def new_model(settings, fake_openai):
 
 
 def _top_message(search) -> str:
+    """The turn the best hit stands for: a message's own, or the one a fact was raised from."""
     hits = search(userId="alice", query=QUERY, topK=3)["hits"]
-    return next(h["content"] for h in hits if h["kind"] == "MESSAGE")
+    return next(
+        h["content"] if h["kind"] == "MESSAGE" else h["turns"][0]["content"]
+        for h in hits
+        if h["kind"] == "MESSAGE" or (h["kind"] == "KNOWLEDGE" and h["turns"])
+    )
 
 
 def test_reembed_across_a_dimension_change(alice_memory, new_model, search, gql, monkeypatch):

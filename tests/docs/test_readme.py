@@ -12,6 +12,7 @@ from graphql import build_schema, parse, validate
 
 from memories.graphql.schema import schema
 from memories.services.embeddings import embeddings_fill
+from tests.graphql.documents import CREATE_SUMMARIES
 
 SCHEMA = build_schema(str(schema))
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,12 +47,14 @@ def test_relative_link_exists(doc, target):
 
 def test_readme_chatbot_turn_works_as_shown(gql):
     """The README's first example (a turn with its context) after its earlier session, its reply, and
-    the search after them, with the README's variables; the worker's embedding run in between."""
+    the search after them, with the README's variables; the worker's embedding and idle sweep run in between."""
     readme = ROOT / "README.md"
     turn, reply, ask = _blocks(readme, "graphql")[:3]
     variables, earlier, shown = (json.loads(block) for block in _blocks(readme, "json")[:3])
     assert "errors" not in gql(reply, earlier)
     embeddings_fill(kind="message")
+    # Weeks later the idle sweep has summarised it, which raised its facts.
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": variables["userId"]})
 
     context = gql(turn, variables)["data"]["addMessages"]["context"]
 

@@ -19,9 +19,10 @@ pytestmark = pytest.mark.django_db
 
 
 def summary_and_diary_hits(result: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """The hits other than messages (summaries, knowledge, diaries) as (kind, session id or diary time), sorted."""
+    """The hits other than messages (summaries, knowledge, diaries) as (kind, session id or diary time, or "" for
+    a fact of no session), sorted."""
     return sorted(
-        (h["kind"], h["sessionId"] or h["conversationTime"]) for h in result["hits"] if h["kind"] != "MESSAGE"
+        (h["kind"], h["sessionId"] or h["conversationTime"] or "") for h in result["hits"] if h["kind"] != "MESSAGE"
     )
 
 
@@ -40,7 +41,9 @@ def test_search_by_channel_leaves_out_other_channels_diaries_and_knowledge(alice
     everything = search(userId="alice", query=query, topK=10)
     assert summary_and_diary_hits(everything) == [
         ("DIARY", "2024-05-02T00:00:00+00:00"),
-        ("KNOWLEDGE", None),
+        ("KNOWLEDGE", ""),  # added
+        ("KNOWLEDGE", "s1"),  # raised from the turns, which they stand in for
+        ("KNOWLEDGE", "s2"),
         ("SUMMARY", "s1"),
         ("SUMMARY", "s2"),
     ]
@@ -166,14 +169,15 @@ def test_search_several_users_by_user_id_and_user_ids(add_messages, summarize, s
     query = "Which pet did I adopt?"
 
     both = search(userId="alice", userIds=["bob"], query=query, includeRetrievedData=True)
+    # Each turn as the fact raised from it, which stands in for it.
     assert sorted((h["userId"], h["kind"], h["content"]) for h in both["hits"]) == [
-        ("alice", "MESSAGE", "I adopted a cat named Miso."),
+        ("alice", "KNOWLEDGE", "The user has a cat named Miso."),
         ("alice", "SUMMARY", "user: I adopted a cat named Miso."),
-        ("bob", "MESSAGE", "I adopted a dog named Rex."),
+        ("bob", "KNOWLEDGE", "The user has a dog named Rex."),
         ("bob", "SUMMARY", "user: I adopted a dog named Rex."),
     ]
     assert "[summary | session s1 | user alice | from 2024-05-01 10:00 UTC]" in both["retrievedData"]
-    assert "[message | session s1 | user bob | 2024-05-01 11:00 UTC]" in both["retrievedData"]
+    assert "[knowledge | user bob | said 2024-05-01 | not reviewed]" in both["retrievedData"]
     assert "Kiwi" not in json.dumps(both)
 
     one = search(userIds=["alice", "alice"], query=query, includeRetrievedData=True)

@@ -137,7 +137,8 @@ def test_delete_summaries_all_or_one_session(add_messages, gql_ok, summarize):
     assert [s["sessionId"] for s in remaining] == ["s2"]
     assert delete(sessionId="s1") == {"__typename": "DeleteSummariesResult", "deletedSummaries": 0}
     assert delete() == {"__typename": "DeleteSummariesResult", "deletedSummaries": 1}
-    assert totals(gql_ok, "alice") == {"history": 2, "sessions": 2, "summaries": 0, "knowledge": 0, "diaries": 0}
+    # The facts raised from the sessions stay: they are not summaries.
+    assert totals(gql_ok, "alice") == {"history": 2, "sessions": 2, "summaries": 0, "knowledge": 2, "diaries": 0}
     sessions = gql_ok(SESSIONS, {"userId": "alice"})["sessions"]["results"]
     assert [(s["hasSummary"], s["summaryIsCurrent"]) for s in sessions] == [(False, False), (False, False)]
     assert totals(gql_ok, "bob")["summaries"] == 1

@@ -247,6 +247,7 @@ def test_search_generated_answer_end_to_end(openai_settings, fake_openai: FakeOp
     assert fake_openai.requests_to("embeddings")
     assert not Message.objects.filter(embedding__isnull=True).exists()
     fake_openai.chat_reply = "Your favourite food is sushi."
+    search(userId="u1", query="Hello?")  # once per process: the topics' examples are embedded (memories.search.topics)
     seen = len(fake_openai.responses)
 
     result = search(userId="u1", query="What is my favourite food?", includeRetrievedData=True)

@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from prometheus_client import REGISTRY
 
 from memories.llm.base import ModelBackendError
 from memories.models import Knowledge, Session
@@ -102,3 +103,26 @@ def test_llm_replies_that_are_never_the_json_asked_for_are_a_backend_failure_and
         _extract([("user", "I live in Osaka these days.", "Caroline")])
     assert failure.value.code == "MODEL_BACKEND_ERROR"
     assert not Knowledge.objects.exists()
+
+
+def test_llm_facts_that_do_not_fit_the_schema_are_asked_again_then_left_out_logged_and_counted(openai_chat, caplog):
+    requests = []
+
+    def reply(body):  # noqa: ANN001, ANN202
+        requests.append(body)
+        message_id = int(re.search(r"\[(\d+)\] \[[^]]+ UTC\] Caroline: I live", body["messages"][-1]["content"])[1])
+        fitting = {"text": "Caroline lives in Osaka.", "message_ids": [message_id], "slot": "residence"}
+        return json.dumps({"facts": [{**fitting, "confidence": 0.9}, {"fact": "Caroline likes tea.", "confidence": 1}]})
+
+    openai_chat.chat_reply = reply
+    before = REGISTRY.get_sample_value("memory_facts_left_out_total") or 0
+    with caplog.at_level("WARNING", logger="memories.services.knowledge"):
+        (fact,) = _extract([("user", "I live in Osaka these days.", "Caroline")])
+    assert len(requests) == 2  # asked again once
+    assert fact.content == "Caroline lives in Osaka."
+    session_id = Session.objects.get(external_id="s1").pk
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Fact extraction of session {session_id}: 1 facts the model wrote did not fit the schema, even when asked "
+        "again, and were left out."
+    ]
+    assert REGISTRY.get_sample_value("memory_facts_left_out_total") == before + 1

@@ -1,0 +1,60 @@
+"""The offline fact extractor on what people say about themselves, the way they say it."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.llm.facts import extract_facts_heuristic
+
+
+def _facts(text: str) -> list[tuple[str, str | None]]:
+    return [(f.text, f.slot) for f in extract_facts_heuristic(messages=[(1, f"user: {text}")])]
+
+
+@pytest.mark.parametrize(
+    ("said", "facts"),
+    [
+        ("I am allergic to shellfish, so no shrimp for me.", [("The user is allergic to shellfish.", None)]),
+        (
+            "My sister Aiko lives in Osaka.",
+            [
+                ("The user's sister Aiko lives in Osaka.", "sister aiko:residence"),
+                ("The user's sister is named Aiko.", "sister aiko:name"),
+            ],
+        ),
+        (
+            "I quit the hospital. I work as a data analyst at Rakuten now.",
+            [
+                ("The user no longer works at the hospital.", "job"),
+                ("The user works as a data analyst at Rakuten now.", "job"),
+            ],
+        ),
+        ("We finally moved! Kyoto is home now.", [("The user lives in Kyoto now.", "residence")]),
+        ("Hi, I'm Mei!", [("The user's name is Mei.", "name")]),
+        ("I went back to eating meat after two years", [("The user eats meat again.", "diet")]),
+        ("my flight to Lisbon is on 14 March", [("The user's flight to Lisbon is on 14 March.", "plan:flight")]),
+        ("We adopted a puppy called Biscuit.", [("The user has a puppy named Biscuit.", "pet:biscuit")]),
+        ("I'm a paramedic.", [("The user is a paramedic.", "job")]),
+        ("I don't eat pork.", [("The user does not eat pork.", None)]),
+        ("Sushi is my favorite food.", [("The user's favourite food is Sushi.", "favourite:food")]),
+        ("the problem is my asthma, cold mornings make it worse", [("The user has asthma.", None)]),
+    ],
+)
+def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(said, facts):
+    assert _facts(said) == facts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'd love to live by the sea one day.",  # a wish
+        "If I ever moved to Canada I would live in Toronto.",  # a hypothetical
+        "Do you think I should work at Google?",  # a question
+        "I used to live in Lyon.",  # no longer so
+        "I'm so tired today, long day at work.",  # a passing moment
+        "My boss just moved to Berlin.",  # someone else's news
+        "I love it.",  # nothing specific
+    ],
+)
+def test_what_is_not_a_lasting_fact_about_the_speaker_raises_none(said):
+    assert _facts(said) == []

@@ -1,0 +1,138 @@
+"""What is true about the user now, through the path a bot uses (``addMessages { context }``, ``search``):
+facts raised from one session reach the next with no staff action, the newer statement wins, and neither
+the user's own questions nor the bot's acknowledgements come back as memories."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.graphql.documents import CREATE_SUMMARIES
+
+pytestmark = pytest.mark.django_db
+
+TURN = """
+mutation Turn($userId: String!, $sessionId: String!, $messages: [MessageInput!]!) {
+  addMessages(userId: $userId, sessionId: $sessionId, messages: $messages) {
+    ... on AddMessagesResult {
+      context {
+        prompt
+        memories { kind content replacedAt reviewed turns { role content isHit } }
+      }
+    }
+  }
+}
+"""
+ASK = """
+query Ask($input: SearchInput!) {
+  search(input: $input) { ... on SearchResult { answer hits { kind content replacedAt turns { content isHit } } } }
+}
+"""
+DAYS = [
+    (
+        "2024-06-01",
+        [
+            ("user", "Hi! I am allergic to shellfish, so no shrimp for me."),
+            ("assistant", "Got it."),
+            ("user", "Where should I go for dinner tonight?"),
+            ("assistant", "Let me think about that."),
+        ],
+    ),
+    (
+        "2024-06-02",
+        [
+            ("user", "I work as a nurse at Saint Luke's and the shifts are brutal."),
+            ("assistant", "Totally."),
+            ("user", "My sister Aiko lives in Osaka."),
+            ("assistant", "That's nice!"),
+        ],
+    ),
+    (
+        "2024-06-03",
+        [
+            ("user", "I quit the hospital. I work as a data analyst at Rakuten now."),
+            ("assistant", "Of course."),
+            ("user", "Where do I work again?"),
+            ("assistant", "Let me think about that."),
+        ],
+    ),
+]
+
+
+@pytest.fixture
+def three_days(gql):
+    """A user's three days with a chatbot, sent as a bot sends them (one turn after another)."""
+
+    def send(session: str, messages: list[dict]) -> dict:
+        body = gql(TURN, {"userId": "mei", "sessionId": session, "messages": messages})
+        assert "errors" not in body, body
+        return body["data"]["addMessages"]["context"]
+
+    for day, turns in DAYS:
+        for minute, (role, content) in enumerate(turns):
+            send(day, [{"role": role, "content": content, "createdAt": f"{day}T19:0{minute}:00+09:00"}])
+    # Days pass: the idle sweep summarises the last session too, which raises its facts.
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "mei"})
+    return send
+
+
+def _ask_on_day_four(three_days, query: str) -> dict:
+    return three_days("2024-06-05", [{"role": "user", "content": query, "createdAt": "2024-06-05T12:00:00+09:00"}])
+
+
+def _said(memory: dict) -> str:
+    """The turn a message memory stands for (its own), or a fact's text."""
+    return next((t["content"] for t in memory["turns"] if t["isHit"]), "") if memory["kind"] == "MESSAGE" else ""
+
+
+def test_a_fact_told_in_one_session_is_in_the_next_sessions_context_with_no_staff_action(three_days):
+    context = _ask_on_day_four(three_days, "Where do I work these days?")
+    facts = [m for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    assert [(f["content"], f["reviewed"]) for f in facts][:1] == [
+        ("The user works as a data analyst at Rakuten now.", False)
+    ]
+    assert "not reviewed" in context["prompt"]
+    # It stands in for the turn it was raised from, which it quotes and which is not shown again beside it.
+    assert [t["content"] for t in facts[0]["turns"]] == [
+        "I quit the hospital. I work as a data analyst at Rakuten now."
+    ]
+    assert "Rakuten now." not in [_said(m) for m in context["memories"]]
+
+
+def test_the_newer_statement_wins_and_the_replaced_one_never_comes_above_it(three_days, gql):
+    context = _ask_on_day_four(three_days, "Where do I work these days?")
+    prompt = context["prompt"].split("## Recent conversation")[0]
+    assert "Rakuten" in prompt
+    assert "nurse" not in prompt or prompt.index("Rakuten") < prompt.index("nurse")
+    for memory in context["memories"]:
+        if "nurse" in _said(memory):
+            assert memory["replacedAt"].startswith("2024-06-03")  # shown as held until then
+            assert "until 2024-06-03" in context["prompt"]
+    answer = gql(ASK, {"input": {"userId": "mei", "query": "Where do I work these days?"}})["data"]["search"]["answer"]
+    assert "Rakuten" in answer
+    assert "nurse" not in answer.split("Rakuten")[0]
+
+
+def test_first_and_second_person_requests_find_the_facts_that_answer_them(three_days):
+    allergy = _ask_on_day_four(three_days, "What am I allergic to?")
+    assert "shellfish" in allergy["prompt"].split("## Recent conversation")[0]
+    dinner = three_days("2024-06-06", [{"role": "user", "content": "Any dinner idea for me?"}])
+    assert "The user is allergic to shellfish." in [m["content"] for m in dinner["memories"]]
+
+
+def test_questions_and_acknowledgements_are_not_memories_by_themselves(three_days, gql):
+    context = _ask_on_day_four(three_days, "Where do I work?")
+    said = [_said(m) for m in context["memories"] if m["kind"] == "MESSAGE"]
+    assert "Where do I work again?" not in said
+    assert not {"Of course.", "Let me think about that.", "Totally.", "Got it."} & set(said)
+    hits = gql(ASK, {"input": {"userId": "mei", "query": "Where do I work again?"}})["data"]["search"]["hits"]
+    own = [next(t["content"] for t in h["turns"] if t["isHit"]) for h in hits if h["kind"] == "MESSAGE"]
+    assert "Where do I work again?" not in own
+    assert "Let me think about that." not in own
+
+
+def test_a_turn_shown_in_a_memory_is_not_repeated_by_its_sessions_summary(three_days):
+    context = _ask_on_day_four(three_days, "Where does my sister live?")
+    shown = [t["content"] for m in context["memories"] for t in m["turns"]]
+    assert "My sister Aiko lives in Osaka." in shown
+    for summary in (m["content"] for m in context["memories"] if m["kind"] == "SUMMARY"):
+        assert "My sister Aiko lives in Osaka." not in summary
