@@ -87,7 +87,7 @@ query Search($input: SearchInput!) {
       answer answerMode found retrievedData stages
       hits {
         kind id score relevance content userId sessionId conversationTime speaker text cited foundBy
-        turns { id role speaker content createdAt isHit }
+        turns { id role speaker content createdAt isHit excerpt }
       }
       usage { promptTokens completionTokens embeddingTokens }
     }

@@ -87,7 +87,7 @@ class Hit:
             labels = ["shared"] if not self.user_id else [f"user {self.user_id}"] if multi_user else []
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
-            label = f"[knowledge | {' | '.join(labels)}]"
+            label = "[" + " | ".join(["knowledge", *labels]) + "]"
             # The turns it was raised from say more than the fact ("Hello from Saigon! We live in District 7").
             cited = "".join(f"\n(from {t.speaker}: \u201c{_shortened(t.content)}\u201d)" for t in self.turns)
             return f"{label}\n{self.content}{cited}"

@@ -103,3 +103,25 @@ def test_speed_benchmark_runs_on_a_tiny_input(tmp_path):
     assert worker["raw_model_messages_per_second"] > 0
     assert "| search |" in completed.stdout
     assert "| context |" in completed.stdout
+
+
+@pytest.mark.slow
+def test_truth_benchmark_runs_on_a_tiny_input(tmp_path):
+    # A process of its own, as `python -m bench.truth` runs: it replays users into a throwaway database.
+    output = tmp_path / "truth.json"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings"}
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.truth", "--smoke", "--output", str(output)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    results = json.loads(output.read_text())
+    figures = results["figures"]["default"]
+    assert results["users"] == 2 and sum(figures["probes"].values()) == len(results["probes"]) > 0
+    for score in ("current_in_context", "current_in_answer", "echo_share", "gate"):
+        assert 0 <= figures[score] <= 1
+    assert "current fact in the context" in completed.stdout

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from memories.search.prompt import count_tokens
 from tests.graphql.documents import CREATE_SUMMARIES
 
 pytestmark = pytest.mark.django_db
@@ -136,3 +137,22 @@ def test_a_turn_shown_in_a_memory_is_not_repeated_by_its_sessions_summary(three_
     assert "My sister Aiko lives in Osaka." in shown
     for summary in (m["content"] for m in context["memories"] if m["kind"] == "SUMMARY"):
         assert "My sister Aiko lives in Osaka." not in summary
+
+
+def test_a_default_search_stays_within_its_token_budget_however_long_the_turns(add_messages, search, settings):
+    filler = " ".join(f"Step {i}: stir the pot slowly and keep the heat low for a while." for i in range(120))
+    for day in range(1, 7):
+        add_messages(
+            "lee",
+            f"d{day}",
+            [
+                {"role": "user", "content": f"Can you give me a long recipe for day {day}?"},
+                {"role": "assistant", "content": f"{filler} The gym opens at 6 pm on weekdays. {filler}"},
+            ],
+        )
+    result = search(userId="lee", query="When does the gym open?")
+    assert result["hits"]
+    assert sum(count_tokens([h["text"] for h in result["hits"]])) <= settings.SEARCH_MAX_TOKENS
+    excerpts = [t for h in result["hits"] for t in h["turns"] if t["excerpt"]]
+    assert excerpts  # the long answers are shown by the part that matches
+    assert any("gym opens at 6 pm" in t["content"] for t in excerpts)
