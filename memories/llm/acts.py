@@ -54,10 +54,16 @@ _ACKNOWLEDGEMENTS = frozenset(
     things anything something everything stuff sad shame pity terrible awful tough rough hard bad will much
     best enjoy take one congratulations congrats""".split()
 )
+# The most words of an assistant's reply that reacts rather than tells, and what makes it tell.
+_REACTION_WORDS = 6
+_NAMES_OR_NUMBERS = re.compile(r"\d|\b[A-Z]")
 _QUESTION_OPENER = re.compile(
     r"^(?:(?:what|what's|whats|where|where's|when|when's|who|who's|whom|whose|why|how|how's|which)\b"
     r"|(?:do|does|did|is|are|was|were|can|could|would|will|should|shall|may|have|has|am)\s+"
-    r"(?:you|i|we|they|he|she|it|there|my|your|our|their|his|her|the|this|that|these|those|anyone|someone)\b)",
+    r"(?:you|i|we|they|he|she|it|there|my|your|our|their|his|her|the|this|that|these|those|anyone|someone)\b"
+    # A request asks too: "remind me where I work", "any tips for me".
+    r"|(?:please\s+)?(?:remind|tell|show|give|help|teach|suggest|recommend|explain|describe)\s+(?:me|us)\b"
+    r"|any\s+(?:idea|ideas|tips?|advice|suggestions?|recommendations?)\b)",
     re.IGNORECASE,
 )
 
@@ -87,14 +93,22 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_OPENER.match(stripped)) and len(stripped.split()) > 1
 
 
-def dialogue_act(text: str) -> str:
+def dialogue_act(text: str, *, role: str = "user") -> str:
     """``STATEMENT``, ``QUESTION`` or ``BACKCHANNEL`` for one turn's text (see the module docstring).
 
-    Sentences are split at end punctuation followed by a space: a classifier run on every stored
-    message must stay cheap, and an abbreviation split too early only adds a short statement.
+    An assistant's reply of a few words that names nothing ("Haha, perfect name.", "A good study
+    buddy!": no digit, no capitalised word after its first) is a backchannel too: a bot reacts more
+    than it tells. Sentences are split at end punctuation followed by a space: a classifier run on
+    every stored message must stay cheap, and an abbreviation split too early only adds a short
+    statement.
     """
     sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
     said = [s for s in sentences if not is_backchannel(s)]
     if not said:
         return BACKCHANNEL if sentences else STATEMENT
-    return QUESTION if all(is_question(s) for s in said) else STATEMENT
+    if all(is_question(s) for s in said):
+        return QUESTION
+    words = text.split()
+    if role == "assistant" and len(words) <= _REACTION_WORDS and not _NAMES_OR_NUMBERS.search(" ".join(words[1:])):
+        return BACKCHANNEL
+    return STATEMENT

@@ -83,6 +83,13 @@ _PASSING = re.compile(
     r"just now|at the moment|for now)\b",
     re.I,
 )
+# When it happened, relative to when it was said: true then, misleading later ("drives a Honda yesterday").
+_WHEN_SAID = re.compile(
+    r"\s+(?:yesterday|today|tonight|this (?:morning|week|month|year)|last (?:night|week|weekend|month|year|spring|"
+    r"summer|autumn|fall|winter)|(?:a|one|two|three|four|five|six|a few|\d+) (?:days?|weeks?|months?|years?) ago|"
+    r"recently|lately|the other day)\b(?=[ ,.]*$)",
+    re.I,
+)
 _OTHER_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|we|us|our|ours|you|your|yours|y'all|myself)\b", re.I)
 _MAX_OBJECT_WORDS = 12
 # Objects this vague say nothing lasting ("I love all of it", "I've been learning a ton", "... stuff").
@@ -141,7 +148,7 @@ def _statements(sentence: str) -> list[tuple[str, str | None, float]]:
         obj = (match.groupdict().get("o") or "").strip()
         if _skipped(said, rule=rule, slot=slot) or len(obj.split()) > _MAX_OBJECT_WORDS or _VAGUE.search(obj):
             continue
-        statement = (rule.statement(match) if rule.statement else said).strip(" ,.")
+        statement = _WHEN_SAID.sub("", (rule.statement(match) if rule.statement else said)).strip(" ,.")
         if all(statement != s and (slot is None or slot != other) for s, other, _ in statements):
             statements.append((statement, slot, rule.confidence))
     return statements

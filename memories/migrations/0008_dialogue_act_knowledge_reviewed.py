@@ -11,8 +11,9 @@ def classify_messages(apps, schema_editor):
     """Every stored message's dialogue act (new ones get theirs when they are embedded)."""
     Message = apps.get_model("memories", "Message")
     found = {"question": [], "backchannel": []}
-    for pk, content in Message.objects.order_by("pk").values_list("pk", "content").iterator(chunk_size=_CHUNK):
-        act = dialogue_act(content)
+    rows = Message.objects.order_by("pk").values_list("pk", "content", "role")
+    for pk, content, role in rows.iterator(chunk_size=_CHUNK):
+        act = dialogue_act(content, role=role)
         if act in found:
             found[act].append(pk)
     for act, ids in found.items():

@@ -364,8 +364,12 @@ def _facts_on_topic(*, scope: Scope, query: str, vector: Sequence[float], limit:
         named = [head for head in topic.slots if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
         found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
         return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
-    prototype, classes = fact_classes(topic)
-    return [pk for pk, _ in retrievers.by_topic(scope=scope, topic=prototype, classes=classes, limit=limit)]
+    wanted, classes = fact_classes(topic)
+    found = {}
+    for centroid in wanted:
+        for pk, distance in retrievers.by_topic(scope=scope, topic=centroid, classes=classes, limit=limit):
+            found[pk] = min(distance, found.get(pk, distance))
+    return sorted(found, key=found.__getitem__)[:limit]
 
 
 def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:
@@ -480,6 +484,13 @@ def _unsaid(summary: str, *, said: Iterable[str]) -> str:
 
 
 def _in_prompt_order(memories: list[Hit]) -> list[Hit]:
-    """Newest first, facts by when they were said: a later statement of the same thing always comes above
-    an earlier one (a fact that no turn since has changed, above those turns)."""
-    return sorted(memories, key=lambda h: h.conversation_time or datetime.min.replace(tzinfo=UTC), reverse=True)
+    """Facts first, as they hold now (the one said last first), then the rest newest first: a later
+    statement of the same thing comes above an earlier one."""
+    never = datetime.min.replace(tzinfo=UTC)
+    facts = sorted(
+        (h for h in memories if h.kind == "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
+    )
+    rest = sorted(
+        (h for h in memories if h.kind != "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
+    )
+    return facts + rest

@@ -45,13 +45,14 @@ def answer_question(
 ) -> Answer:
     """Answer ``question`` from ``hits``, or say it is not in memory when no hit is ``relevant``.
 
-    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, newest first:
-    facts ("Known: ... (said on 3 June 2024: “<the turn it was raised from>”)") and turns with their
-    speaker and date ("On 8 May 2023 Caroline said: ..."), the day as it was in ``zone`` (the caller's
-    time zone), each quote after its end user's id ("[user u1] On ...") when ``multi_user``; never a
-    turn whose fact a later one replaced; nothing is generated. A question is quoted by the reply after it, and one that
-    has no reply is not quoted: with nothing left to quote the answer is "not found". An LLM gets
-    the hits as numbered blocks and cites the numbers it used ("[2][5]" or "[2, 5]").
+    Offline (``chat.mode == "extractive"``) the answer quotes the best relevant hits, facts first, each
+    newest first: facts ("Known: ... (said on 3 June 2024: “<the turn it was raised from>”)") and turns
+    with their speaker and date ("On 8 May 2023 Caroline said: ..."), the day as it was in ``zone``
+    (the caller's time zone), each quote after its end user's id ("[user u1] On ...") when
+    ``multi_user``; never a turn whose fact a later one replaced; nothing is generated. A question is
+    quoted by the reply after it, and one that has no reply is not quoted: with nothing left to quote
+    the answer is "not found". An LLM gets the hits as numbered blocks and cites the numbers it used
+    ("[2][5]" or "[2, 5]").
 
     Raises:
         ModelBackendError: the chat backend failed.
@@ -79,9 +80,9 @@ def answer_question(
 
 
 def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
-    """Up to ``_QUOTED`` distinct quotes with the hit each comes from, newest first: the facts of the
-    topic asked about (``Hit.topical``), then the best facts and turns, never a turn whose fact a later
-    one replaced; only without either, summaries and diaries (which retell the turns). With several end
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from: the facts of the topic asked about
+    (``Hit.topical``), then the best facts and turns, never a turn whose fact a later one replaced, facts
+    first and each newest first; only without either, summaries and diaries (which retell the turns). With several end
     users searched, each quote names its user."""
     current = [h for h in relevant if h.replaced_at is None]
     # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
@@ -99,7 +100,8 @@ def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzin
         if quotes:
             break
     never = datetime.min.replace(tzinfo=UTC)
-    return sorted(quotes.items(), key=lambda item: item[1].conversation_time or never, reverse=True)
+    newest_first = sorted(quotes.items(), key=lambda item: item[1].conversation_time or never, reverse=True)
+    return sorted(newest_first, key=lambda item: item[1].kind != "knowledge")  # facts, as they hold now, first
 
 
 def _answering_turn(hit: Hit) -> Turn | None:

@@ -42,12 +42,14 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself|we|our|us)\b"
 @dataclass(frozen=True)
 class Topic:
     """``asked``: requests of this kind; the facts that answer them: those of ``slots``, or those most like
-    ``known``; ``personal``: a request must speak of the user to ask about it."""
+    ``known`` (or like the ``known`` of the advice topics named in ``also``); ``personal``: a request must
+    speak of the user to ask about it."""
 
     name: str
     asked: tuple[str, ...]
     slots: tuple[str, ...] = ()
     known: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
     personal: bool = True
 
 
@@ -101,18 +103,13 @@ TOPICS: tuple[Topic, ...] = (
         slots=("favourite",),
     ),
     Topic(
-        "pastimes",
-        ("What are my hobbies?", "What do I do for fun?", "What sport do I play?", "What do I do in my free time?"),
-        known=("I love hiking.", "I play tennis on Saturdays.", "I knit every evening.", "I collect stamps.",
-               "I am into photography.", "I go running every morning."),
-    ),
-    Topic(
         "food",
         ("What should I eat?", "Any ideas for dinner, lunch or breakfast?",
          "Suggest a recipe or a dish for me to cook.", "Which restaurant should I go to, and what should I order?",
          "Ideas for a dessert, a drink or a snack."),
         known=("I am vegetarian.", "I am allergic to peanuts.", "I cannot eat gluten.", "I hate cilantro.",
                "I am lactose intolerant.", "I do not eat pork.", "My favourite food is sushi."),
+        also=("health",),  # what one may eat depends on one's health too (diabetes, gout)
         personal=False,
     ),
     Topic(
@@ -182,10 +179,10 @@ def topic_asked(query: str, vector: Sequence[float]) -> Topic | None:
     return topic if similarity[nearest] - similarity[-1] >= margin else None
 
 
-def fact_classes(topic: Topic) -> tuple[list[float], list[list[float]]]:
-    """For an advice topic (with ``known``): the centroid of its facts, to rank a user's facts by, and
-    every fact class's centroid (the advice topics', then other facts'), to tell whether a fact is
-    nearest this one.
+def fact_classes(topic: Topic) -> tuple[list[list[float]], list[list[float]]]:
+    """For an advice topic (with ``known``): the centroids of the facts that bear on it (its own, and those
+    of the topics it names in ``also``), to rank a user's facts by; and every fact class's centroid (the
+    advice topics', then other facts'), to tell which class a fact is nearest.
 
     Raises:
         ValueError: ``topic`` answers by slots, not by ``known``.
@@ -193,4 +190,6 @@ def fact_classes(topic: Topic) -> tuple[list[float], list[list[float]]]:
     if not topic.known:
         raise ValueError(f"The topic {topic.name!r} is answered by slots.")
     _, known = _centroids(get_embedder().model_name)
-    return known[_ADVICE.index(topic)].tolist(), known.tolist()
+    names = [t.name for t in _ADVICE]
+    wanted = [known[names.index(name)].tolist() for name in (topic.name, *topic.also)]
+    return wanted, known.tolist()

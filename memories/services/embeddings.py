@@ -163,7 +163,7 @@ def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
         row.embedding_model = embedder.model_name
     if model is Message:  # messages never change: one bulk write
         for row in rows:
-            row.dialogue_act = dialogue_act(row.content)
+            row.dialogue_act = dialogue_act(row.content, role=row.role)
         model.objects.bulk_update(rows, ["embedding", "embedding_model", "dialogue_act"])
         return len(rows)
     # Editable rows: write the vector only if the text was not changed while it was being

@@ -48,7 +48,7 @@ def test_offline_candidates_are_third_person_statements_about_the_user_with_sour
         ]
     )
     assert [(k.content, k.slot, k.said_at) for k in created] == [
-        ("Caroline moved to Osaka last spring.", "residence", T0),
+        ("Caroline moved to Osaka.", "residence", T0),
         ("Caroline has a guinea pig named Oscar.", "pet:oscar", T0 + timedelta(minutes=2)),
         ("Caroline's favourite food is tonkotsu ramen.", "favourite:food", T0 + timedelta(minutes=6)),
     ]
