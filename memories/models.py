@@ -266,7 +266,9 @@ class Knowledge(models.Model):
     )
     # Raised from a conversation and used at once, or approved, added or edited by a person.
     reviewed = models.BooleanField(
-        default=True, help_text="A person approved, added or edited it; a fact raised from a conversation is not."
+        default=True,
+        db_default=True,
+        help_text="A person approved, added or edited it; a fact raised from a conversation is not.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

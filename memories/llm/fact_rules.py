@@ -533,6 +533,23 @@ ANYWHERE: list[Rule] = [
         lambda m: f"I have {m['o']}",
     ),
     _r(rf"\bI am on (?P<o>{_MEDICINES})\b", None, 0.75, lambda m: f"I take {m['o']}"),
+    # Going to, starting at, accepted at a school: what one studies where.
+    _r(
+        rf"\bI am (?:now |officially )?(?:going|headed|heading|off|moving|transferring|switching) to (?:the )?"
+        rf"(?P<o>{_CAP}(?: (?:of|de|{_CAP}))*? (?:University|College|Academy|Institute|School)"
+        rf"(?: of {_CAP}(?: {_CAP})?)?|(?:University|College) of {_CAP}(?: {_CAP})?)",
+        "studies",
+        0.75,
+        lambda m: f"I study at {m['o']}",
+        dated=True,  # "I'm going to" a school is a decision taken
+    ),
+    _r(
+        rf"\bI (?:got into|was accepted (?:at|to|into)|start(?:ed)? (?:classes )?at) (?:the )?"
+        rf"(?P<o>(?:University|College) of {_CAP}(?: {_CAP})?|{_CAP}(?: {_CAP})*? (?:University|College))",
+        "studies",
+        0.7,
+        lambda m: f"I study at {m['o']}",
+    ),
     _r(rf"\bmy birthday(?: is|,| on| falls on)? (?P<o>{_DATE})", "birthday", 0.85, _birthday),
     _r(
         rf"\b(?:changed|moved|rescheduled|pushed|switched|postponed) (?:my |the |our )?(?:[\w-]+ ){{0,2}}{_EVENTS}"

@@ -44,6 +44,7 @@ class Migration(migrations.Migration):
             name="reviewed",
             field=models.BooleanField(
                 default=True,
+                db_default=True,
                 help_text="A person approved, added or edited it; a fact raised from a conversation is not.",
             ),
         ),
@@ -52,6 +53,7 @@ class Migration(migrations.Migration):
             name="reviewed",
             field=models.BooleanField(
                 default=True,
+                db_default=True,
                 help_text="A person approved, added or edited it; a fact raised from a conversation is not.",
             ),
         ),
