@@ -38,8 +38,10 @@ __all__ = [
     "provenance",
 ]
 
-# BM25's k1 (Robertson & Zaragoza 2009, their usual value).
+# BM25's k1 (Robertson & Zaragoza 2009, their usual value), and b: no length normalisation, since in a
+# conversation the long turns carry the facts.
 BM25_K1 = 1.2
+BM25_B = 0.0
 
 MODELS: dict[str, type[models.Model]] = {
     "message": Message,
@@ -180,7 +182,8 @@ def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
     if condition is None or not scope.user_pks or not re.search(r"\w", query):
         return []
     statement = _statement("bm25.sql").format(scope=condition, limit=sql.Literal(limit))
-    return [row[0] for row in _fetch(statement, {**scope.params(), "query": query, "k1": BM25_K1}, Message)]
+    params = {**scope.params(), "query": query, "k1": BM25_K1, "b": BM25_B}
+    return [row[0] for row in _fetch(statement, params, Message)]
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ WITH terms AS MATERIALIZED (
                AS any_term
     FROM unnest(to_tsvector('english', %(query)s))
 ),
-scoped AS MATERIALIZED (SELECT id, search_vector FROM memories_message WHERE {scope}),
+scoped AS MATERIALIZED (SELECT id, search_vector, length(search_vector) AS dl FROM memories_message WHERE {scope}),
 -- Each query term in each message holding any: its frequency there. @@ on the scoped rows rather
 -- than through the GIN index, whose postings for a common word hold every other user's messages;
 -- setweight + ts_filter keep only the query's lexemes before unnesting.
 postings AS MATERIALIZED (
-    SELECT s.id, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
+    SELECT s.id, s.dl, t.lexeme, coalesce(array_length(t.positions, 1), 1) AS tf
     FROM terms, scoped AS s, unnest(ts_filter(setweight(s.search_vector, 'A', terms.lexemes), '{{a}}')) AS t
     WHERE s.search_vector @@ terms.any_term AND t.lexeme = ANY (terms.lexemes)
 ),
@@ -23,8 +23,11 @@ postings AS MATERIALIZED (
 idf AS (
     SELECT lexeme, ln(1 + ((SELECT count(*)::float8 FROM scoped) - df + 0.5) / (df + 0.5)) AS idf
     FROM (SELECT lexeme, count(*)::float8 AS df FROM postings GROUP BY lexeme) AS d
-)
--- b = 0 (no length normalisation: in a conversation the long turns carry the facts). Rounded so
--- that messages holding the same terms tie whatever order the plan adds them in.
-SELECT id FROM postings JOIN idf USING (lexeme)
-GROUP BY id ORDER BY round(sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s))::numeric, 9) DESC, id LIMIT {limit}
+),
+-- Length normalisation by the b parameter, a message's length being its distinct lexemes against the
+-- scope's mean. Rounded so that messages holding the same terms tie whatever order the plan adds them in.
+avgdl AS (SELECT greatest(avg(dl), 1)::float8 AS avgdl FROM scoped)
+SELECT id FROM postings JOIN idf USING (lexeme), avgdl
+GROUP BY id ORDER BY round(
+    sum(idf * tf * (%(k1)s + 1) / (tf + %(k1)s * (1 - %(b)s + %(b)s * dl / avgdl.avgdl)))::numeric, 9
+) DESC, id LIMIT {limit}
