@@ -74,7 +74,8 @@ def test_memories_exclude_the_window_and_the_query_message(alice_history, gql):
     shown = {t["id"] for m in messages for t in m["turns"]}
     assert not window_ids & shown
     assert "How old is my dog again?" not in {m["content"] for m in result["memories"]}
-    assert "Alice: My dog Biscuit is a three-year-old beagle." in result["memories"][0]["text"]
+    # The fact raised from the earlier turn first, quoting it.
+    assert "(from Alice: \u201cMy dog Biscuit is a three-year-old beagle.\u201d)" in result["memories"][0]["text"]
     assert result["memories"][0]["sessionId"] == "earlier"
     assert len(shown) == sum(len(m["turns"]) for m in messages)  # no turn shown twice
 
