@@ -15,7 +15,7 @@ __all__ = ["NOT_FOUND", "Answer", "answer_question"]
 
 NOT_FOUND = "Not found in memory."
 # Supporting hits quoted by an offline answer.
-_QUOTED = 2
+_QUOTED = 3
 # An LLM's citation: "[2]", or several numbers in one bracket, "[2, 5]", as models often write despite the prompt.
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
