@@ -1,0 +1,184 @@
+"""Retrieval: the ``top_k`` best hits of a scope for a query, every ranking fused (steps 3-5 of
+``memories.search``), and the relevance gate applied to them (step 6)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from django.conf import settings
+
+from memories.llm import EmbeddingBatch, get_embedder
+from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
+from memories.models import DialogueAct
+from memories.search import retrievers
+from memories.search.dates import named_days
+from memories.search.fusion import (
+    answers_for_questions,
+    facts_over_sources,
+    fuse,
+    replaced_last,
+    with_a_new_session_last,
+)
+from memories.search.hits import Hit, load_hits
+from memories.search.scope import SOURCES, Scope, SearchFilter
+from memories.search.topics import fact_classes, topic_asked
+
+# Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
+# one ranking but high by the other is still found.
+_MIN_CANDIDATES = 50
+_CANDIDATES_PER_HIT = 5
+
+
+def retrieve(
+    *,
+    scope: Scope,
+    query: str,
+    vector: Sequence[float] | Callable[[], Sequence[float]],
+    top_k: int,
+    hidden: set[int] | frozenset[int] = frozenset(),
+    turns_after: int = 1,
+) -> list[Hit]:
+    """The ``top_k`` best hits in ``scope`` for ``query`` (embedded as ``vector``), all sources fused.
+
+    ``vector`` may be a function returning the query embedding, called once the rankings that need
+    no vector (words, entities) have run: the model can compute it meanwhile, in another thread.
+    ``hidden`` message ids are never shown as a hit's neighbouring turns; ``turns_after``: how many turns
+    after a message hit are shown with it (the one before always is).
+
+    Raises:
+        ReembeddingNeeded: a ranked vector was made by another embedding model.
+    """
+    pool = max(_MIN_CANDIDATES, _CANDIDATES_PER_HIT * top_k)
+    by_words = retrievers.lexical(scope=scope, query=query, limit=pool)
+    by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
+    if callable(vector):
+        vector = vector()
+    limits = {kind: pool if kind == "message" else top_k for kind in SOURCES}
+    nearest = retrievers.dense(limits=limits, scope=scope, vector=vector)
+    by_vector = [(distance, kind, pk) for kind, pk, distance, _ in nearest]
+    # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
+    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
+    by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
+    by_topic = _facts_on_topic(scope=scope, query=query, vector=vector, limit=top_k)
+    message_ids = list(
+        dict.fromkeys(
+            [pk for _, kind, pk in by_vector if kind == "message"]
+            + by_words
+            + [pk for kind, pk in by_entity if kind == "message"]
+            + [pk for pk, _ in by_time]
+        )
+    )
+    turns = retrievers.neighbours(message_ids=message_ids)
+    sessions = {("summary", pk): session for kind, pk, _, session in nearest if kind == "summary"}
+    sessions |= {("message", pk): place.session for pk, place in turns.items()}
+    rankings = {
+        "vector": [(kind, pk) for _, kind, pk in by_vector],
+        "words": [("message", pk) for pk in by_words],
+        "entity": by_entity,
+        "time": [("message", pk) for pk, _ in by_time],
+        "topic": [("knowledge", pk) for pk in by_topic],
+    }
+    found = {candidate for ranking in rankings.values() for candidate in ranking}
+    ranked = fuse(
+        rankings=list(rankings.values()),
+        sessions=sessions,
+        neighbours={pk: (place.before, place.after) for pk, place in turns.items()},
+    )
+    # A question is shown only as the lead-in to the turn that answers it.
+    answer_of = _answers(turns, hidden=hidden | set(scope.exclude_message_pks))
+    asked = {answer: question for question, answer in answer_of.items() if answer and ("message", question) in found}
+    ranked = answers_for_questions(ranked, answer_of=answer_of)
+    facts = [pk for (kind, pk), _ in ranked if kind == "knowledge"]
+    origin = retrievers.provenance(
+        knowledge_ids=facts, message_ids=[pk for (kind, pk), _ in ranked if kind == "message"]
+    )
+    # A fact stands in for the turns it was raised from; a turn whose fact was replaced comes after the rest.
+    ranked = facts_over_sources(ranked, sources=origin.sources)
+    ranked = replaced_last(ranked, replaced={("message", pk) for pk in origin.replaced})
+    found_by: dict[tuple[str, int], list[str]] = {}
+    for name, ranking in rankings.items():
+        for rank, candidate in enumerate(ranking, start=1):
+            found_by.setdefault(candidate, []).append(f"{name} #{rank}")
+    return load_hits(
+        # The place kept for another session goes to a relevant candidate, not a stray shared word.
+        ranked=with_a_new_session_last(ranked, sessions=sessions, top_k=top_k, eligible=set(rankings["vector"])),
+        neighbours=turns,
+        vector=vector,
+        sources=origin.sources,
+        replaced=origin.replaced,
+        hidden_message_ids=frozenset(hidden),
+        found_by=found_by,
+        turns_after=turns_after,
+        topical=frozenset(("knowledge", pk) for pk in by_topic),
+        asked=asked,
+    )
+
+
+def relevant(hits: list[Hit]) -> list[Hit]:
+    """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query or answering a question that is
+    (``Hit.question_score``), the facts on the topic it asks about (``Hit.topical``), and the messages
+    found by their words that have no vector yet (the worker has not embedded them: they cannot be
+    judged)."""
+    gate = settings.SEARCH_MIN_SIMILARITY
+    return [h for h in hits if h.topical or max(h.score or gate, h.question_score or -1) >= gate]
+
+
+def embed_query(query: str) -> EmbeddingBatch:
+    """``query`` embedded by the configured model (one vector), timed as the search's ``embed`` stage.
+
+    Raises:
+        ModelBackendError: the embedding backend failed.
+    """
+    with SEARCH_STAGE_SECONDS.labels("embed").time(), counted_call("embed"):
+        return get_embedder().embed([query])
+
+
+def _facts_on_topic(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[int]:
+    """The user's facts that answer the topic the query asks about (``topics``): by their slot, said last
+    first, or for a request for advice, nearest the topic first; ``[]`` when it asks about none."""
+    if "knowledge" not in scope.sources or (topic := topic_asked(query, vector)) is None:
+        return []
+    if topic.slots:
+        # "my son's name": the son's facts, when there are any, not the whole family's.
+        named = [head for head in topic.slots if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
+        found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
+        return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
+    wanted, classes = fact_classes(topic)
+    found = {}
+    for centroid in wanted:
+        for pk, distance in retrievers.by_topic(scope=scope, topic=centroid, classes=classes, limit=limit):
+            found[pk] = min(distance, found.get(pk, distance))
+    return sorted(found, key=found.__getitem__)[:limit]
+
+
+def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:
+    """For each question among ``turns``: the turn after it when that answers it (a statement not
+    ``hidden``), else ``None``."""
+    return {
+        pk: place.after if place.after_act == DialogueAct.STATEMENT and place.after not in hidden else None
+        for pk, place in turns.items()
+        if place.act == DialogueAct.QUESTION
+    }
+
+
+def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
+    """The messages said in the days the query names (``dates.named_days``, local days in the caller's
+    zone), within the caller's own channel and window, nearest to ``vector`` first, as
+    ``(id, cosine distance)``; ``[]`` when it names none or none of them is in the caller's window."""
+    days = named_days(query)
+    if days is None:
+        return []
+    own = scope.search_filter
+    first = max(days[0], own.first_day) if own.first_day else days[0]
+    last = min(days[1], own.last_day) if own.last_day else days[1]
+    if last < first:
+        return []
+    offset = own.zone.utcoffset(None).total_seconds() / 3600
+    named = SearchFilter.local_days(since=first, until=last, utc_offset_hours=offset, channel=own.channel)
+    within = replace(scope, search_filter=named)
+    return [
+        (pk, distance)
+        for _, pk, distance, _ in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
+    ]
