@@ -286,6 +286,10 @@ WORKER_HEARTBEAT_GRACE_SECONDS = _number("WORKER_HEARTBEAT_GRACE_SECONDS", 120, 
 # --- Serving (manage.py serve / make run) ---------------------------------------------
 HOST = env.str("HOST", default="127.0.0.1")
 PORT = _number("PORT", 8000, minimum=0, maximum=65535)
+# The MCP server (manage.py mcp): its streamable HTTP port (on HOST), and the API key its stdio
+# transport acts as (a desktop agent passes it in the server's environment).
+MCP_PORT = _number("MCP_PORT", 8001, minimum=0, maximum=65535)
+MCP_API_KEY = env.str("MCP_API_KEY", default="")
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
 WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
 if DATABASE_POOL:

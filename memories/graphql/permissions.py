@@ -39,7 +39,9 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 from strawberry.types import Info
 
-__all__ = ["Scope", "ScopedType", "UserScopeExtension", "require_curation", "scope_of"]
+from memories.services.api_keys import api_key_authenticate
+
+__all__ = ["Scope", "ScopedType", "UserScopeExtension", "api_key_scope", "require_curation", "scope_of"]
 
 _USER_ARGUMENTS = ("userId", "userIds")
 # Top-level fields that curate knowledge: they need a scope that may curate.
@@ -77,6 +79,24 @@ class Scope:
         if shared_readable:
             condition |= Q(**{f"{user_path}__isnull": True})
         return queryset.filter(condition)
+
+
+def api_key_scope(raw_key: str) -> Scope | None:
+    """The scope of the active API key with this secret (its end users, curation, its name for the
+    audit history); ``None`` for an empty, wrong or revoked key. One query.
+
+    Every way in (the GraphQL view, the MCP server) authenticates a key through this.
+    """
+    key = api_key_authenticate(raw_key=raw_key) if raw_key else None
+    if key is None:
+        return None
+    return Scope(
+        all_users=key.all_users,
+        user_external_ids=frozenset(key.user_external_ids),
+        may_curate=key.may_curate,
+        # The history's change reason holds 100 characters: the name is cut, the id kept.
+        actor=f"api key {key.name[:72]} (#{key.pk})",
+    )
 
 
 def scope_of(info: Info) -> Scope:

@@ -19,8 +19,7 @@ from graphql import GraphQLError, OperationDefinitionNode, parse
 from strawberry.django.views import GraphQLView
 from strawberry.http import GraphQLRequestData
 
-from memories.graphql.permissions import Scope
-from memories.services.api_keys import api_key_authenticate
+from memories.graphql.permissions import Scope, api_key_scope
 
 __all__ = ["MemoryGraphQLView", "error_body", "too_large_message"]
 
@@ -125,16 +124,10 @@ class MemoryGraphQLView(GraphQLView):
         if request.headers.get("Authorization", ""):
             scheme, _, raw_key = request.headers["Authorization"].partition(" ")
             raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
-            key = api_key_authenticate(raw_key=raw_key) if raw_key else None
-            if key is None:
+            scope = api_key_scope(raw_key)
+            if scope is None:
                 return _error("Invalid or revoked API key.", "UNAUTHENTICATED", 401)
-            request.memory_scope = Scope(
-                all_users=key.all_users,
-                user_external_ids=frozenset(key.user_external_ids),
-                may_curate=key.may_curate,
-                # The history's change reason holds 100 characters: the name is cut, the id kept.
-                actor=f"api key {key.name[:72]} (#{key.pk})",
-            )
+            request.memory_scope = scope
         elif request.user.is_authenticated and request.user.is_staff:
             if CsrfViewMiddleware(lambda r: None).process_view(request, None, (), {}) is not None:
                 return _error("CSRF check failed: reload GraphiQL.", "FORBIDDEN", 403)

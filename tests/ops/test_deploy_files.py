@@ -23,25 +23,27 @@ def compose() -> dict:
 
 def test_the_services_are_the_documented_topology():
     services = compose()["services"]
-    assert set(services) == {"db", "redis", "migrate", "web", "worker"}
+    assert set(services) == {"db", "redis", "migrate", "web", "mcp", "worker"}
     assert services["db"]["image"].startswith("pgvector/pgvector:pg1")
     assert services["redis"]["image"].startswith("redis:")
     assert services["migrate"]["command"] == ["python", "manage.py", "migrate", "--noinput"]
     assert services["web"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert services["mcp"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
 
 
 def test_commands_are_the_procfiles():
     services, procfile = compose()["services"], procfile_processes(REPO / "Procfile")
     assert " ".join(services["web"]["command"]) in procfile["web"]
     assert " ".join(services["worker"]["command"]).replace("python ", "") in procfile["worker"]
+    assert procfile["mcp"] == f"exec {' '.join(services['mcp']['command'])}"
     for name in ("DATABASE_POOL", "CONN_MAX_AGE", "CONN_HEALTH_CHECKS"):  # what the Procfile's worker line sets
         assert f"{name}={services['worker']['environment'][name]}" in procfile["worker"]
 
 
 def test_every_variable_is_one_the_settings_read():
     services = compose()["services"]
-    for name in ("migrate", "web", "worker"):
+    for name in ("migrate", "web", "mcp", "worker"):
         unknown = set(services[name]["environment"]) - READ_BY_SETTINGS
         assert not unknown, f"{name} sets variables the settings never read: {unknown}"
 
@@ -61,6 +63,9 @@ def test_the_urls_point_at_the_services():
     assert urlsplit(environment["REDIS_URL"]).hostname == "redis"
     assert environment["HOST"] == "0.0.0.0"
     assert services["web"]["ports"] == [f"{environment['PORT']}:{environment['PORT']}"]
+    mcp = services["mcp"]["environment"]
+    assert (mcp["HOST"], mcp["DATABASE_URL"]) == ("0.0.0.0", environment["DATABASE_URL"])
+    assert services["mcp"]["ports"] == [f"{mcp['MCP_PORT']}:{mcp['MCP_PORT']}"]
 
 
 def test_the_image_runs_the_web_process_by_default():

@@ -1,7 +1,8 @@
 """``manage.py serve``: the whole service in one command (what ``make run`` calls).
 
 Applies migrations, then runs the ``Procfile``'s processes (``web``: gunicorn; ``worker``: the
-django-q2 cluster), each in a process group of its own, and supervises them: when any of
+django-q2 cluster; ``mcp``, the MCP server over HTTP, only when named: ``serve web worker mcp``),
+each in a process group of its own, and supervises them: when any of
 them exits (even killed with SIGKILL), or when this command gets SIGINT or SIGTERM, all are
 stopped: SIGTERM, then SIGKILL after ``STOP_SECONDS``, and the command returns once no
 process of any group is left. The embedded PostgreSQL, when used, was started by
@@ -27,13 +28,15 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-__all__ = ["STOP_SECONDS", "Command", "procfile_processes"]
+__all__ = ["ON_REQUEST", "STOP_SECONDS", "Command", "procfile_processes"]
 
 # How long the processes get to stop after SIGTERM (gunicorn finishes its requests, django-q2 its tasks).
 STOP_SECONDS = 30
 # How long what is left of a stopped child's process group gets after SIGTERM, before SIGKILL.
 _ORPHAN_STOP_SECONDS = 5
 _PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.+)$")
+# Procfile processes run only when named: the MCP server is an extra way in, with a port of its own.
+ON_REQUEST = frozenset({"mcp"})
 
 
 def procfile_processes(path: Path) -> dict[str, str]:
@@ -49,7 +52,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
-        parser.add_argument("names", nargs="*", help="Procfile processes to run (default: all).")
+        parser.add_argument(
+            "names", nargs="*", help="Procfile processes to run (default: all but mcp, the MCP server over HTTP)."
+        )
         parser.add_argument("--host", default=settings.HOST)
         parser.add_argument("--port", type=int, default=settings.PORT)
         parser.add_argument("--no-worker", action="store_true", help="Do not start the background worker.")
@@ -64,7 +69,8 @@ class Command(BaseCommand):
         unknown = set(names) - set(processes)
         if unknown:
             raise CommandError(f"{procfile} has no process {', '.join(sorted(unknown))}.")
-        processes = {name: command for name, command in processes.items() if name in (names or processes)}
+        wanted = set(names) if names else set(processes) - ON_REQUEST
+        processes = {name: command for name, command in processes.items() if name in wanted}
         if no_worker:
             processes.pop("worker", None)
         call_command("migrate", interactive=False, verbosity=0)
@@ -94,6 +100,8 @@ class Command(BaseCommand):
                         "`.venv/bin/python manage.py create_api_key NAME --all-users`.\nCtrl-C stops everything."
                     )
                 )
+            if "mcp" in children:
+                self.stdout.write(self.style.SUCCESS(f"MCP:      http://{host}:{settings.MCP_PORT}/mcp"))
             exited = _wait_for_exit_or_signal(children, stop_requested)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short

@@ -1,0 +1,85 @@
+"""The MCP server: the memory's tools on the official SDK's ``MCPServer``, over stdio or streamable HTTP.
+
+- stdio (``serve_stdio``): a desktop agent starts ``manage.py mcp`` and talks over its stdin and
+  stdout; an API key, or the end users the tools may act on, are given at start.
+- streamable HTTP (``serve_http``): a process of its own at ``http://HOST:MCP_PORT/mcp``; every
+  request carries its API key as ``Authorization: Bearer``, checked by the SDK's bearer-auth
+  middleware (HTTP 401 without a valid key). Stateless: each request stands alone, so several
+  processes can serve behind a load balancer without sticky sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import uvicorn
+from django.conf import settings
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from starlette.applications import Starlette
+
+from memories.llm import get_embedder
+from memories.llm.local import LocalEmbedder
+from memories.mcp.auth import ApiKeyVerifier, request_scope, stdio_caller
+from memories.mcp.tools import MemoryTools
+
+__all__ = ["MCP_PATH", "http_app", "serve_http", "serve_stdio", "stdio_server"]
+
+MCP_PATH = "/mcp"
+NAME = "memories"
+INSTRUCTIONS = (
+    "Long-term memory of a chatbot's end users, each named by your user id. For each turn: store the "
+    "user's message with add_messages (include_context: true returns the context for your reply; paste its "
+    "`prompt` into your system prompt), then store your reply with add_messages. search_memory answers a "
+    "question from what the user said, with the turns it rests on; list_facts, add_fact, correct_fact and "
+    "forget_fact manage what is known about the user. Errors name a code: FORBIDDEN (that user is not "
+    "yours to reach), VALIDATION and BAD_USER_INPUT (fix the named field), MODEL_BACKEND_* (try again later)."
+)
+
+
+def stdio_server(*, api_key: str | None = None, user_ids: Sequence[str] = ()) -> MCPServer:
+    """The server whose tools act as ``api_key``, or else for the end users ``user_ids`` (stdio)."""
+    server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level=settings.LOG_LEVEL)
+    MemoryTools(caller=stdio_caller(api_key=api_key, user_ids=user_ids)).register(server)
+    return server
+
+
+def http_app(*, host: str, port: int) -> Starlette:
+    """The streamable HTTP app (ASGI), serving at ``MCP_PATH``; every request needs an API key."""
+    server = MCPServer(
+        NAME,
+        instructions=INSTRUCTIONS,
+        log_level=settings.LOG_LEVEL,
+        token_verifier=ApiKeyVerifier(),
+        # API keys are no OAuth tokens: without a resource_server_url the SDK advertises no
+        # authorization server, and the issuer it requires is never published.
+        auth=AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None),
+    )
+    MemoryTools(caller=request_scope).register(server)
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=settings.MAX_REQUEST_BYTES,
+        host=host,  # on a loopback address, the SDK also refuses other Host headers (DNS rebinding)
+    )
+
+
+def serve_stdio(*, api_key: str | None = None, user_ids: Sequence[str] = ()) -> None:
+    """Serve over stdin/stdout until the client closes them, as ``api_key`` or for ``user_ids``."""
+    _warm_up()
+    stdio_server(api_key=api_key, user_ids=user_ids).run("stdio")
+
+
+def serve_http(*, host: str, port: int) -> None:
+    """Serve streamable HTTP on ``host:port`` until SIGINT or SIGTERM (uvicorn stops gracefully)."""
+    _warm_up()
+    # Logging stays Django's (LOGGING); no access log, as for the web process.
+    uvicorn.run(http_app(host=host, port=port), host=host, port=port, log_config=None, access_log=False)
+
+
+def _warm_up() -> None:
+    """Load the local embedding model now, not during the first call (as the web process does)."""
+    embedder = get_embedder()
+    if isinstance(embedder, LocalEmbedder):
+        embedder.embed(["warm up"])
