@@ -6,10 +6,11 @@
    window a caller may read (``scope``).
 2. Embed the query once, in a second thread, while the database runs the rankings that need no
    vector.
-3. Rank (``retrievers``; steps 3-6 are ``retrieval.retrieve``): messages by BM25; when the query names an entity of the users
-   (``memories.services.entities``), its facts and turns, most recent first; then, with the
-   vector, every kind in one ranking (the similarities of one embedding model compare across
-   kinds); when the query names a day or month (``dates``), the turns said then, by vector.
+3. Rank (``retrievers``; steps 3-6 are ``retrieval.retrieve``): messages by BM25; when the query
+   names an entity of the users (``memories.services.entities``), its facts and turns, most
+   recent first; then, with the vector, every kind in one ranking (the similarities of one
+   embedding model compare across kinds); when the query names a day or month (``dates``), the
+   turns said then, by vector.
 4. Fuse the rankings into one (``fusion``): reciprocal rank fusion, then each turn gains a share
    of the score of the turn before it and of its session's best; the last of the ``top_k`` places
    goes to the best relevant candidate (by vector) from a session the others do not show.

@@ -121,7 +121,8 @@ def test_truth_benchmark_runs_on_a_tiny_input(tmp_path):
     assert completed.returncode == 0, completed.stderr[-3000:]
     results = json.loads(output.read_text())
     figures = results["figures"]["default"]
-    assert results["users"] == 2 and sum(figures["probes"].values()) == len(results["probes"]) > 0
+    assert results["users"] == 2
+    assert sum(figures["probes"].values()) == len(results["probes"]) > 0
     for score in ("current_in_context", "current_in_answer", "echo_share", "gate"):
         assert 0 <= figures[score] <= 1
     assert "current fact in the context" in completed.stdout

@@ -134,7 +134,8 @@ def test_approving_twice_or_another_users_candidate_is_refused(gql, candidate):
     _, raw = key("curator-bot", may_curate=True)
     gql(APPROVE, {"id": str(candidate.pk), "userId": "alice"}, key=raw)
     again = gql(APPROVE, {"id": str(candidate.pk), "userId": "alice"}, key=raw)
-    assert refusal(again, "approveKnowledge") == ("VALIDATION", f"Knowledge {candidate.pk} is reviewed, not awaiting review.")
+    reviewed = f"Knowledge {candidate.pk} is reviewed, not awaiting review."
+    assert refusal(again, "approveKnowledge") == ("VALIDATION", reviewed)
 
     bobs = KnowledgeFactory(user=EndUserFactory(external_id="bob"), status=KnowledgeStatus.CANDIDATE)
     out_of_scope = gql(APPROVE, {"id": str(bobs.pk), "userId": "bob"}, key=raw)

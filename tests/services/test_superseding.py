@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
+
 MOVES = [
     ("s1", datetime(2024, 1, 5, tzinfo=UTC), "I live in Tokyo."),
     ("s2", datetime(2024, 3, 5, tzinfo=UTC), "I live in Osaka now."),
