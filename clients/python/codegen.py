@@ -1,12 +1,13 @@
 """Regenerate the client's generated part, ``memory_client/generated``, from the service's schema.
 
-Run from the repository root with the service's Python (``make client`` does)::
+Run from the repository root (``make client`` does)::
 
     .venv/bin/python clients/python/codegen.py                 # rewrite memory_client/generated
     .venv/bin/python clients/python/codegen.py --out DIR       # write it elsewhere (the drift test)
 
-The SDL is printed by the service's own code (``memories.graphql.schema``) unless ``--schema``
-names a file; the operations are the ``.graphql`` files in ``memory_client/operations``.
+The schema is the service's SDL snapshot, ``tests/snapshots/schema.graphql`` (printed by the
+service's Strawberry schema and checked against it by ``tests/graphql/test_schema.py``), unless
+``--schema`` names another file; the operations are the ``.graphql`` files in ``memory_client/operations``.
 ariadne-codegen (``requirements-codegen.txt``, in ``var/codegen-venv``) writes the package twice,
 once with a sync client and once with an async one; the models of both runs are the same files, so
 the result is the sync package plus the async run's ``async_client.py`` and ``async_base_client.py``.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +28,7 @@ __all__ = ["CodegenError", "generate", "main"]
 
 CLIENT = Path(__file__).resolve().parent
 REPO_ROOT = CLIENT.parents[1]
+SCHEMA = REPO_ROOT / "tests" / "snapshots" / "schema.graphql"
 OPERATIONS = CLIENT / "memory_client" / "operations"
 GENERATED = CLIENT / "memory_client" / "generated"
 CODEGEN = REPO_ROOT / "var" / "codegen-venv" / "bin" / "ariadne-codegen"
@@ -63,18 +64,6 @@ class CodegenError(RuntimeError):
     """ariadne-codegen failed (an operation the schema does not allow, a missing generator...)."""
 
 
-def service_sdl() -> str:
-    """The service's GraphQL schema as SDL, printed by its own code (as the schema snapshot test does)."""
-    sys.path.insert(0, str(REPO_ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
-    import django
-
-    django.setup()
-    from memories.graphql.schema import schema
-
-    return schema.as_str().rstrip("\n") + "\n"
-
-
 def _toml_string(path: Path) -> str:
     return '"' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -98,12 +87,12 @@ def _run_codegen(codegen: Path, schema: Path, operations: Path, work: Path, vari
     return target / "generated"
 
 
-def generate(out: Path, *, schema: Path | None = None, operations: Path = OPERATIONS, codegen: Path = CODEGEN) -> None:
+def generate(out: Path, *, schema: Path = SCHEMA, operations: Path = OPERATIONS, codegen: Path = CODEGEN) -> None:
     """Write the generated package to ``out`` (replaced whole, so a removed operation leaves no file behind).
 
     Args:
         out: the package folder to write (``memory_client/generated``).
-        schema: an SDL file to generate from; default: the service's schema, printed by its code.
+        schema: the SDL file to generate from (default: the service's snapshot).
         operations: the folder of ``.graphql`` operations and fragments.
         codegen: the ``ariadne-codegen`` executable.
 
@@ -112,12 +101,11 @@ def generate(out: Path, *, schema: Path | None = None, operations: Path = OPERAT
             allow), or the sync and async runs disagree on a model file.
     """
     if not codegen.exists():
-        raise CodegenError(f"{codegen} is missing: `make client` installs ariadne-codegen in var/codegen-venv.")
+        raise CodegenError(
+            f"{codegen} is missing: `make client` (or `make test`) installs ariadne-codegen in var/codegen-venv."
+        )
     with tempfile.TemporaryDirectory(prefix="memory-client-codegen-") as tmp:
         work = Path(tmp)
-        if schema is None:
-            schema = work / "schema.graphql"
-            schema.write_text(service_sdl())
         sync, async_ = (_run_codegen(codegen, schema, operations, work, variant) for variant in VARIANTS)
         common = sorted({p.name for p in sync.glob("*.py")} & {p.name for p in async_.glob("*.py")} - {"__init__.py"})
         _, mismatch, errors = filecmp.cmpfiles(sync, async_, common, shallow=False)
@@ -134,11 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     """``codegen.py [--out DIR] [--schema FILE] [--operations DIR]``: exit 0 once written, 1 on a CodegenError."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=GENERATED, help="the package folder to write")
-    parser.add_argument("--schema", type=Path, help="an SDL file (default: the service's schema)")
+    parser.add_argument("--schema", type=Path, default=SCHEMA, help="the SDL file (default: %(default)s)")
     parser.add_argument("--operations", type=Path, default=OPERATIONS, help="the folder of .graphql operations")
     args = parser.parse_args(argv)
     try:
-        generate(args.out.resolve(), schema=args.schema and args.schema.resolve(), operations=args.operations.resolve())
+        generate(args.out.resolve(), schema=args.schema.resolve(), operations=args.operations.resolve())
     except CodegenError as error:
         print(error, file=sys.stderr)
         return 1

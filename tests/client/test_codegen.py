@@ -1,7 +1,9 @@
 """The client's generated part is what ariadne-codegen writes from the service's schema and the client's operations.
 
-After a schema change or an edit of ``clients/python/memory_client/operations``: ``make client``,
-then review and commit the diff of ``clients/python/memory_client/generated``.
+The schema is the SDL snapshot (``tests/snapshots/schema.graphql``), which must be the live one.
+After a schema change (``UPDATE_SNAPSHOTS=1``, see ``tests/graphql/test_schema.py``) or an edit of
+``clients/python/memory_client/operations``: ``make client``, then review and commit the diff of
+``clients/python/memory_client/generated``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from memories.graphql.schema import schema
 ROOT = Path(__file__).resolve().parents[2]
 CODEGEN = ROOT / "clients" / "python" / "codegen.py"
 GENERATED = ROOT / "clients" / "python" / "memory_client" / "generated"
+SNAPSHOT = ROOT / "tests" / "snapshots" / "schema.graphql"
 
 
 def _codegen(*args: str) -> subprocess.CompletedProcess:
@@ -25,6 +28,13 @@ def _codegen(*args: str) -> subprocess.CompletedProcess:
 
 def _files(folder: Path) -> dict[str, str]:
     return {path.name: path.read_text() for path in sorted(folder.glob("*.py"))}
+
+
+def test_the_schema_the_client_is_generated_from_is_the_live_one():
+    assert SNAPSHOT.read_text() == schema.as_str().rstrip("\n") + "\n", (
+        "The GraphQL schema changed: UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/graphql/test_schema.py, "
+        "then `make client`."
+    )
 
 
 def test_the_committed_client_is_what_the_generator_writes_now(tmp_path):

@@ -12,11 +12,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any, Generic, TypedDict, TypeVar, Unpack
 
 import httpx
 
 from .errors import MemoryApiError, error_from_graphql, error_from_operation_info
+from .generated.add_messages_with_context import (
+    AddMessagesWithContextAddMessagesAddMessagesResult as AddMessagesWithContextResult,
+)
 from .generated.async_client import AsyncGeneratedClient
 from .generated.client import GeneratedClient
 from .generated.enums import HitKind, KnowledgeStatus
@@ -31,6 +34,7 @@ from .generated.input_types import ContextInput, MessageInput, OffsetPaginationI
 __all__ = ["AsyncMemoryClient", "ContextOptions", "MemoryClient", "SearchOptions"]
 
 DEFAULT_TIMEOUT = 30.0
+T = TypeVar("T")
 
 Message = MessageInput | Mapping[str, Any]
 
@@ -58,73 +62,73 @@ class SearchOptions(TypedDict, total=False):
 
 
 @dataclass(frozen=True)
-class _Call:
-    """One facade call: the generated method, its arguments, and how the answer becomes the result."""
+class _Call(Generic[T]):
+    """One facade call: the generated method, its arguments, and how its answer becomes the result."""
 
     method: str
     arguments: dict[str, Any]
-    result: Callable[[Any], Any]
+    result: Callable[[Any], T]
 
 
-def _accepted(payload: Any) -> Any:
+def _accepted(payload: object, kind: type[T]) -> T:
     """A mutation's, ``search``'s or ``context``'s result; raises for an ``OperationInfo`` (input refused)."""
     if isinstance(payload, Problems):
         raise error_from_operation_info(payload.messages)
+    if not isinstance(payload, kind):  # the service reports why in `errors`, which raise before this
+        raise MemoryApiError(f"The answer has no {kind.__name__}.", code="INVALID_RESPONSE")
     return payload
-
-
-def _context_of(answer: Any) -> Context:
-    context = _accepted(answer.add_messages).context
-    if context is None:  # the service reports why in `errors`, which raise before this
-        raise MemoryApiError("The answer has no context.", code="INVALID_RESPONSE")
-    return context
 
 
 def _messages(messages: Sequence[Message]) -> list[MessageInput]:
     return [m if isinstance(m, MessageInput) else MessageInput.model_validate(m) for m in messages]
 
 
-def _add_messages(user_id: str, session_id: str, messages: Sequence[Message], channel: str) -> _Call:
+def _add_messages(user_id: str, session_id: str, messages: Sequence[Message], channel: str) -> _Call[AddMessagesResult]:
     arguments = {"user_id": user_id, "session_id": session_id, "messages": _messages(messages), "channel": channel}
-    return _Call("add_messages", arguments, lambda answer: _accepted(answer.add_messages))
+    return _Call("add_messages", arguments, lambda answer: _accepted(answer.add_messages, AddMessagesResult))
 
 
-def _turn(user_id: str, session_id: str, channel: str, options: ContextOptions, **message: Any) -> _Call:
+def _turn(user_id: str, session_id: str, channel: str, options: ContextOptions, **message: Any) -> _Call[Context]:
+    user_message = MessageInput.model_validate({"role": "user", **{k: v for k, v in message.items() if v is not None}})
     arguments = {
         "user_id": user_id,
         "session_id": session_id,
-        "messages": [MessageInput(role="user", **{k: v for k, v in message.items() if v is not None})],
+        "messages": [user_message],
         "channel": channel,
         "window_turns": options.get("window_turns"),
         "max_tokens": options.get("max_tokens"),
         "include_other_sessions": options.get("include_other_sessions", True),
         "include_shared": options.get("include_shared", False),
     }
-    return _Call("add_messages_with_context", arguments, _context_of)
+    return _Call(
+        "add_messages_with_context",
+        arguments,
+        lambda answer: _accepted(_accepted(answer.add_messages, AddMessagesWithContextResult).context, Context),
+    )
 
 
-def _context(user_id: str, session_id: str, query: str | None, options: ContextOptions) -> _Call:
-    given = ContextInput(user_id=user_id, session_id=session_id, query=query, **options)
-    return _Call("get_context", {"input": given}, lambda answer: _accepted(answer.context))
+def _context(user_id: str, session_id: str, query: str | None, options: ContextOptions) -> _Call[Context]:
+    given = ContextInput.model_validate({"user_id": user_id, "session_id": session_id, "query": query, **options})
+    return _Call("get_context", {"input": given}, lambda answer: _accepted(answer.context, Context))
 
 
-def _search(user_id: str | Sequence[str], query: str, options: SearchOptions) -> _Call:
+def _search(user_id: str | Sequence[str], query: str, options: SearchOptions) -> _Call[SearchResult]:
     users = {"user_id": user_id} if isinstance(user_id, str) else {"user_ids": list(user_id)}
-    given = SearchInput(query=query, **users, **options)
-    return _Call("search", {"input": given}, lambda answer: _accepted(answer.search))
+    given = SearchInput.model_validate({"query": query, **users, **options})
+    return _Call("search", {"input": given}, lambda answer: _accepted(answer.search, SearchResult))
 
 
-def _facts(user_id: str, status: KnowledgeStatus | str, limit: int, offset: int) -> _Call:
+def _facts(user_id: str, status: KnowledgeStatus | str, limit: int, offset: int) -> _Call[list[Fact]]:
     arguments = {
         "user_id": user_id,
         "status": KnowledgeStatus(status),
         "pagination": OffsetPaginationInput(offset=offset, limit=limit),
     }
-    return _Call("facts", arguments, lambda answer: answer.knowledge.results)
+    return _Call("facts", arguments, lambda answer: list[Fact](answer.knowledge.results))
 
 
-def _forget_user(user_id: str) -> _Call:
-    return _Call("forget_user", {"user_id": user_id}, lambda answer: _accepted(answer.forget_user))
+def _forget_user(user_id: str) -> _Call[ForgetUserResult]:
+    return _Call("forget_user", {"user_id": user_id}, lambda answer: _accepted(answer.forget_user, ForgetUserResult))
 
 
 @contextmanager
@@ -187,9 +191,11 @@ class MemoryClient:
         if http_client is None:
             http_client = httpx.Client(timeout=timeout)
         http_client.headers.update(_headers(api_key))
-        self._client = GeneratedClient(url=url, http_client=http_client)
+        # httpx.Client is what the generated HttpClient protocol describes (mypy reads its keyword-only
+        # arguments as a mismatch).
+        self._client = GeneratedClient(url=url, http_client=http_client)  # type: ignore[arg-type]
 
-    def _send(self, call: _Call) -> Any:
+    def _send(self, call: _Call[T]) -> T:
         with _api_errors():
             answer = getattr(self._client, call.method)(**call.arguments)
         return call.result(answer)
@@ -312,9 +318,9 @@ class AsyncMemoryClient:
         if http_client is None:
             http_client = httpx.AsyncClient(timeout=timeout)
         http_client.headers.update(_headers(api_key))
-        self._client = AsyncGeneratedClient(url=url, http_client=http_client)
+        self._client = AsyncGeneratedClient(url=url, http_client=http_client)  # type: ignore[arg-type]
 
-    async def _send(self, call: _Call) -> Any:
+    async def _send(self, call: _Call[T]) -> T:
         with _api_errors():
             answer = await getattr(self._client, call.method)(**call.arguments)
         return call.result(answer)
