@@ -176,3 +176,36 @@ def test_the_readme_python_turn_works_as_shown(url, key):
         ("user", ASK),
         ("assistant", "Stir-fry?"),
     ]
+
+
+def _python_blocks(doc: Path, url: str, key: str) -> list[str]:
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL)
+    return [
+        block.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key)) for block in blocks
+    ]
+
+
+def test_the_integrations_doc_examples_work_as_shown(url, key, capsys):
+    """docs/integrations.md's Python client blocks, in order: the tour, the async turn, errors, the plain HTTP turn."""
+    tour, async_turn, errors, plain = _python_blocks(ROOT / "docs" / "integrations.md", url, key)
+
+    exec(compile(tour, "integrations.md", "exec"), {})  # noqa: S102 - the doc's own examples
+    assert [f"{role}: {content[:9]}" for role, content in Message.objects.values_list("role", "content")] == [
+        "user: Any idea ",
+        "assistant: How about",
+    ]
+
+    namespace: dict = {}
+    exec(compile(async_turn, "integrations.md", "exec"), namespace)  # noqa: S102
+
+    async def reply_with(system: str, message: str) -> str:
+        return "Soba?"
+
+    assert asyncio.run(namespace["turn"](USER, "async", ASK, reply_with)) == "Soba?"
+
+    exec(compile(errors, "integrations.md", "exec"), {})  # noqa: S102
+    assert capsys.readouterr().out.splitlines()[-1].startswith("VALIDATION [('messages.0.role', \"role must be")
+
+    exec(compile(plain, "integrations.md", "exec"), namespace)  # noqa: S102
+    assert namespace["turn"](USER, "plain", ASK, lambda system, message: "Ramen?") == "Ramen?"
+    assert Message.objects.filter(session__external_id="plain").count() == 2
