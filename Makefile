@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load fuzz
+.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client fuzz
 
 $(STAMP): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,8 +59,9 @@ fuzz: install
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
-# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us.
-bench: bench-retrieval bench-speed bench-chatmemory bench-load
+# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us,
+# then the Python client against plain HTTP.
+bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
@@ -72,6 +73,10 @@ bench-speed: install
 # Throughput under load (1/8/32 clients, 1 and 2 web processes) on the 1M dataset.
 bench-load: install
 	$(PY) -m bench.load
+
+# A chatbot turn through the Python client against the plain-HTTP turn (median of 200 each).
+bench-client: install
+	$(PY) -m bench.client
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.
 CHATMEMORY_VENV := var/chatmemory-venv
