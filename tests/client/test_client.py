@@ -80,7 +80,8 @@ def test_a_chatbot_turn_then_search_facts_and_forget(url, key):
     with MemoryClient(url, key) as memory:
         _earlier_session_remembered(memory.add_messages)
 
-        context = memory.turn(USER, "2024-05-20", ASK, created_at=datetime.fromisoformat("2024-05-20T18:30:00+09:00"))
+        when = datetime.fromisoformat("2024-05-20T18:30:00+09:00")
+        context = memory.turn(USER, "2024-05-20", ASK, created_at=when, parts=True)
         assert [t.content for t in context.window] == [ASK]
         assert FACT in [m.content for m in context.memories if m.kind == HitKind.KNOWLEDGE]
         assert FACT in context.prompt

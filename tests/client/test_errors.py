@@ -17,6 +17,7 @@ import pytest
 from memory_client import (
     AsyncMemoryClient,
     BackendError,
+    Context,
     ForbiddenError,
     InputError,
     MemoryApiError,
@@ -52,20 +53,24 @@ def _graphql_error(code: str, message: str = "It failed.", data: Any = None) -> 
     return {"data": data, "errors": [{"message": message, "path": ["addMessages"], "extensions": {"code": code}}]}
 
 
-def test_a_turn_sends_one_request_with_the_key_and_returns_the_context():
+def test_a_turn_sends_one_request_with_the_key_and_returns_the_prompt():
     sent: list[httpx.Request] = []
     answer = {"data": {"addMessages": {"__typename": "AddMessagesResult", "context": CONTEXT}}}
     with _client(lambda request: httpx.Response(200, json=answer), sent) as memory:
-        context = memory.turn("user-42", "s", "dinner?", window_turns=4)
+        prompt = memory.turn("user-42", "s", "dinner?", window_turns=4)
+        context = memory.turn("user-42", "s", "dinner?", parts=True)
 
+    assert (prompt.prompt, prompt.tokens.prompt) == (CONTEXT["prompt"], 8)
+    assert not isinstance(prompt, Context)
     assert context.prompt == CONTEXT["prompt"]
     assert context.window[0].content == "dinner?"
-    (request,) = sent
-    assert request.headers["Authorization"] == "Bearer mem_key"
-    body = json.loads(request.content)
-    assert body["operationName"] == "AddMessagesWithContext"
-    assert body["variables"]["messages"] == [{"role": "user", "content": "dinner?"}]
-    assert body["variables"]["windowTurns"] == 4
+    assert [request.headers["Authorization"] for request in sent] == ["Bearer mem_key"] * 2
+    first, second = (json.loads(request.content) for request in sent)
+    assert (first["operationName"], second["operationName"]) == ("AddMessagesWithPrompt", "AddMessagesWithContext")
+    assert "fragment Hit on Hit" not in first["query"]
+    assert "fragment Hit on Hit" in second["query"]
+    assert first["variables"]["messages"] == [{"role": "user", "content": "dinner?"}]
+    assert first["variables"]["windowTurns"] == 4
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """A typed Python client of the long-term memory service for chatbots.
 
-``MemoryClient(url, api_key)`` (and ``AsyncMemoryClient``): ``turn``, ``add_messages``,
+``MemoryClient(url, api_key)`` (and ``AsyncMemoryClient``): ``turn`` (a ``Prompt``), ``add_messages``,
 ``context``, ``search``, ``facts``, ``forget_user``; errors are ``MemoryApiError``s with the API's
 codes. The models come from the service's schema (``generated/``, by ariadne-codegen).
 """
@@ -17,7 +17,16 @@ from .errors import (
     UnauthenticatedError,
 )
 from .generated.enums import HitKind, KnowledgeStatus
-from .generated.fragments import AddMessagesResult, Context, Fact, ForgetUserResult, Hit, SearchResult, Turn
+from .generated.fragments import (
+    AddMessagesResult,
+    Context,
+    Fact,
+    ForgetUserResult,
+    Hit,
+    Prompt,
+    SearchResult,
+    Turn,
+)
 from .generated.input_types import MessageInput
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "MemoryClient",
     "MessageInput",
     "NotFoundError",
+    "Prompt",
     "RateLimitedError",
     "SearchOptions",
     "SearchResult",

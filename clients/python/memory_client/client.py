@@ -12,13 +12,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Generic, TypedDict, TypeVar, Unpack
+from typing import Any, Generic, Literal, TypedDict, TypeVar, Unpack, overload
 
 import httpx
 
 from .errors import MemoryApiError, error_from_graphql, error_from_operation_info
 from .generated.add_messages_with_context import (
     AddMessagesWithContextAddMessagesAddMessagesResult as AddMessagesWithContextResult,
+)
+from .generated.add_messages_with_prompt import (
+    AddMessagesWithPromptAddMessagesAddMessagesResult as AddMessagesWithPromptResult,
 )
 from .generated.async_client import AsyncGeneratedClient
 from .generated.client import GeneratedClient
@@ -28,7 +31,7 @@ from .generated.exceptions import (
     GraphQLClientHttpError,
     GraphQLClientInvalidResponseError,
 )
-from .generated.fragments import AddMessagesResult, Context, Fact, ForgetUserResult, Problems, SearchResult
+from .generated.fragments import AddMessagesResult, Context, Fact, ForgetUserResult, Problems, Prompt, SearchResult
 from .generated.input_types import ContextInput, MessageInput, OffsetPaginationInput, SearchInput
 
 __all__ = ["AsyncMemoryClient", "ContextOptions", "MemoryClient", "SearchOptions"]
@@ -88,7 +91,9 @@ def _add_messages(user_id: str, session_id: str, messages: Sequence[Message], ch
     return _Call("add_messages", arguments, lambda answer: _accepted(answer.add_messages, AddMessagesResult))
 
 
-def _turn(user_id: str, session_id: str, channel: str, options: ContextOptions, **message: Any) -> _Call[Context]:
+def _turn(
+    user_id: str, session_id: str, channel: str, parts: bool, options: ContextOptions, **message: Any
+) -> _Call[Prompt]:
     user_message = MessageInput.model_validate({"role": "user", **{k: v for k, v in message.items() if v is not None}})
     arguments = {
         "user_id": user_id,
@@ -100,10 +105,16 @@ def _turn(user_id: str, session_id: str, channel: str, options: ContextOptions, 
         "include_other_sessions": options.get("include_other_sessions", True),
         "include_shared": options.get("include_shared", False),
     }
+    if parts:
+        return _Call(
+            "add_messages_with_context",
+            arguments,
+            lambda answer: _accepted(_accepted(answer.add_messages, AddMessagesWithContextResult).context, Context),
+        )
     return _Call(
-        "add_messages_with_context",
+        "add_messages_with_prompt",
         arguments,
-        lambda answer: _accepted(_accepted(answer.add_messages, AddMessagesWithContextResult).context, Context),
+        lambda answer: _accepted(_accepted(answer.add_messages, AddMessagesWithPromptResult).context, Prompt),
     )
 
 
@@ -217,6 +228,7 @@ class MemoryClient:
         """
         return self._send(_add_messages(user_id, session_id, messages, channel))
 
+    @overload
     def turn(
         self,
         user_id: str,
@@ -227,9 +239,39 @@ class MemoryClient:
         metadata: Mapping[str, Any] | None = None,
         external_id: str | None = None,
         channel: str = "",
+        parts: Literal[False] = False,
         **options: Unpack[ContextOptions],
-    ) -> Context:
-        """A chatbot turn's request: store the user's message and get the context of the bot's reply, at once.
+    ) -> Prompt: ...
+
+    @overload
+    def turn(
+        self,
+        user_id: str,
+        session_id: str,
+        content: str,
+        *,
+        created_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        channel: str = "",
+        parts: Literal[True],
+        **options: Unpack[ContextOptions],
+    ) -> Context: ...
+
+    def turn(
+        self,
+        user_id: str,
+        session_id: str,
+        content: str,
+        *,
+        created_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        channel: str = "",
+        parts: bool = False,
+        **options: Unpack[ContextOptions],
+    ) -> Prompt:
+        """A chatbot turn's request: store the user's message and get the prompt of the bot's reply, at once.
 
         Paste ``.prompt`` into the bot's system prompt; store the reply with ``add_messages``. If the
         context fails (e.g. ``BackendError``), the message is stored all the same.
@@ -242,13 +284,15 @@ class MemoryClient:
             metadata: the message's metadata (``speaker`` names who spoke).
             external_id: your id of the message (sent again, it is not stored twice).
             channel: where it was said.
+            parts: also return the context's parts, ``window`` and ``memories`` (a larger answer).
             **options: ``ContextOptions`` (``window_turns``, ``max_tokens``, ...).
 
         Returns:
-            The ``Context``: ``prompt``, ``window`` (the session's recent turns), ``memories``, ``tokens``.
+            A ``Prompt``: ``prompt``, ``tokens`` (its size) and ``query``; with ``parts=True`` the whole
+            ``Context`` (a ``Prompt`` with ``window``, the session's recent turns, and ``memories``).
         """
         message = {"content": content, "created_at": created_at, "metadata": metadata, "external_id": external_id}
-        return self._send(_turn(user_id, session_id, channel, options, **message))
+        return self._send(_turn(user_id, session_id, channel, parts, options, **message))
 
     def context(
         self, user_id: str, session_id: str, *, query: str | None = None, **options: Unpack[ContextOptions]
@@ -331,6 +375,7 @@ class AsyncMemoryClient:
         """``MemoryClient.add_messages``."""
         return await self._send(_add_messages(user_id, session_id, messages, channel))
 
+    @overload
     async def turn(
         self,
         user_id: str,
@@ -341,11 +386,41 @@ class AsyncMemoryClient:
         metadata: Mapping[str, Any] | None = None,
         external_id: str | None = None,
         channel: str = "",
+        parts: Literal[False] = False,
         **options: Unpack[ContextOptions],
-    ) -> Context:
+    ) -> Prompt: ...
+
+    @overload
+    async def turn(
+        self,
+        user_id: str,
+        session_id: str,
+        content: str,
+        *,
+        created_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        channel: str = "",
+        parts: Literal[True],
+        **options: Unpack[ContextOptions],
+    ) -> Context: ...
+
+    async def turn(
+        self,
+        user_id: str,
+        session_id: str,
+        content: str,
+        *,
+        created_at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        external_id: str | None = None,
+        channel: str = "",
+        parts: bool = False,
+        **options: Unpack[ContextOptions],
+    ) -> Prompt:
         """``MemoryClient.turn``."""
         message = {"content": content, "created_at": created_at, "metadata": metadata, "external_id": external_id}
-        return await self._send(_turn(user_id, session_id, channel, options, **message))
+        return await self._send(_turn(user_id, session_id, channel, parts, options, **message))
 
     async def context(
         self, user_id: str, session_id: str, *, query: str | None = None, **options: Unpack[ContextOptions]

@@ -2,6 +2,7 @@ from typing import Any, Optional, Union
 
 from .add_messages import AddMessages
 from .add_messages_with_context import AddMessagesWithContext
+from .add_messages_with_prompt import AddMessagesWithPrompt
 from .async_base_client import AsyncBaseClient
 from .base_model import UNSET, UnsetType
 from .enums import KnowledgeStatus
@@ -113,19 +114,12 @@ class AsyncGeneratedClient(AsyncBaseClient):
             }
 
             fragment Context on Context {
-              query
-              prompt
+              ...Prompt
               window {
                 ...Turn
               }
               memories {
                 ...Hit
-              }
-              tokens {
-                window
-                memories
-                prompt
-                tokenizer
               }
             }
 
@@ -151,6 +145,17 @@ class AsyncGeneratedClient(AsyncBaseClient):
                 field
                 message
                 code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
               }
             }
 
@@ -180,6 +185,82 @@ class AsyncGeneratedClient(AsyncBaseClient):
         )
         data = self.get_data(response)
         return AddMessagesWithContext.model_validate(data)
+
+    async def add_messages_with_prompt(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[MessageInput],
+        channel: str,
+        include_other_sessions: bool,
+        include_shared: bool,
+        window_turns: Union[Optional[int], UnsetType] = UNSET,
+        max_tokens: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AddMessagesWithPrompt:
+        query = gql("""
+            mutation AddMessagesWithPrompt($userId: String!, $sessionId: String!, $messages: [MessageInput!]!, $channel: String! = "", $windowTurns: Int, $maxTokens: Int, $includeOtherSessions: Boolean! = true, $includeShared: Boolean! = false) {
+              addMessages(
+                userId: $userId
+                sessionId: $sessionId
+                messages: $messages
+                channel: $channel
+              ) {
+                __typename
+                ... on AddMessagesResult {
+                  context(
+                    windowTurns: $windowTurns
+                    maxTokens: $maxTokens
+                    includeOtherSessions: $includeOtherSessions
+                    includeShared: $includeShared
+                  ) {
+                    ...Prompt
+                  }
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "sessionId": session_id,
+            "messages": messages,
+            "channel": channel,
+            "windowTurns": window_turns,
+            "maxTokens": max_tokens,
+            "includeOtherSessions": include_other_sessions,
+            "includeShared": include_shared,
+        }
+        response = await self.execute(
+            query=query,
+            operation_name="AddMessagesWithPrompt",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return AddMessagesWithPrompt.model_validate(data)
 
     async def facts(
         self,
@@ -274,19 +355,12 @@ class AsyncGeneratedClient(AsyncBaseClient):
             }
 
             fragment Context on Context {
-              query
-              prompt
+              ...Prompt
               window {
                 ...Turn
               }
               memories {
                 ...Hit
-              }
-              tokens {
-                window
-                memories
-                prompt
-                tokenizer
               }
             }
 
@@ -312,6 +386,17 @@ class AsyncGeneratedClient(AsyncBaseClient):
                 field
                 message
                 code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
               }
             }
 

@@ -36,6 +36,19 @@ class Hit(BaseModel):
     text: str
 
 
+class Prompt(BaseModel):
+    query: Optional[str]
+    prompt: str
+    tokens: "PromptTokens"
+
+
+class PromptTokens(BaseModel):
+    window: int
+    memories: int
+    prompt: int
+    tokenizer: str
+
+
 class Turn(BaseModel):
     id: str
     role: str
@@ -44,12 +57,9 @@ class Turn(BaseModel):
     created_at: datetime = Field(alias="createdAt")
 
 
-class Context(BaseModel):
-    query: Optional[str]
-    prompt: str
+class Context(Prompt):
     window: list["ContextWindow"]
     memories: list["ContextMemories"]
-    tokens: "ContextTokens"
 
 
 class ContextWindow(Turn):
@@ -58,13 +68,6 @@ class ContextWindow(Turn):
 
 class ContextMemories(Hit):
     pass
-
-
-class ContextTokens(BaseModel):
-    window: int
-    memories: int
-    prompt: int
-    tokenizer: str
 
 
 class Fact(BaseModel):
@@ -111,6 +114,7 @@ class SearchResultHits(Hit):
 
 AddMessagesResult.model_rebuild()
 Hit.model_rebuild()
+Prompt.model_rebuild()
 Turn.model_rebuild()
 Context.model_rebuild()
 Fact.model_rebuild()

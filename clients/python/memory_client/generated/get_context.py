@@ -6,10 +6,10 @@ from .base_model import BaseModel
 from .fragments import (  # noqa: F401
     Context,
     ContextMemories,
-    ContextTokens,
     ContextWindow,
     Problems,
     ProblemsMessages,
+    PromptTokens,
 )
 
 
