@@ -37,6 +37,9 @@ from .generated.input_types import ContextInput, MessageInput, OffsetPaginationI
 __all__ = ["AsyncMemoryClient", "ContextOptions", "MemoryClient", "SearchOptions"]
 
 DEFAULT_TIMEOUT = 30.0
+# A connection idle for longer is not reused: servers close idle keep-alive connections (gunicorn
+# after 2 s), and one closed while a request goes out fails it (httpx does not resend a POST).
+KEEPALIVE_EXPIRY = 1.0
 T = TypeVar("T")
 
 Message = MessageInput | Mapping[str, Any]
@@ -175,12 +178,16 @@ def _http_errors(response: Any) -> list[Mapping[str, Any]]:
     return [{"message": message, **({"extensions": {"code": code}} if isinstance(code, str) else {})}]
 
 
+def _limits() -> httpx.Limits:
+    return httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY)
+
+
 def _headers(api_key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"}
 
 
 class MemoryClient:
-    """The memory service's chatbot calls, over one keep-alive HTTP connection.
+    """The memory service's chatbot calls, over a keep-alive HTTP connection (reused within a second).
 
     ``MemoryClient("http://127.0.0.1:8000/graphql/", api_key="mem_...")``; use it as a context
     manager, or ``close()`` it. Every method raises ``MemoryApiError`` (a subclass by kind:
@@ -200,7 +207,7 @@ class MemoryClient:
         self, url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, http_client: httpx.Client | None = None
     ) -> None:
         if http_client is None:
-            http_client = httpx.Client(timeout=timeout)
+            http_client = httpx.Client(timeout=timeout, limits=_limits())
         http_client.headers.update(_headers(api_key))
         # httpx.Client is what the generated HttpClient protocol describes (mypy reads its keyword-only
         # arguments as a mismatch).
@@ -360,7 +367,7 @@ class AsyncMemoryClient:
         self, url: str, api_key: str, *, timeout: float = DEFAULT_TIMEOUT, http_client: httpx.AsyncClient | None = None
     ) -> None:
         if http_client is None:
-            http_client = httpx.AsyncClient(timeout=timeout)
+            http_client = httpx.AsyncClient(timeout=timeout, limits=_limits())
         http_client.headers.update(_headers(api_key))
         self._client = AsyncGeneratedClient(url=url, http_client=http_client)  # type: ignore[arg-type]
 
