@@ -14,8 +14,10 @@ docs/integrations.md ("Without the client", the README's before the client: ``ur
 connection per request). The two alternate, turn by turn (the first of each pair alternating too),
 on the same user in sessions of 10 turns each, against ``manage.py serve`` (gunicorn, default
 settings, no worker) on a fresh database ``bench_client`` that holds an earlier session of the user.
-Printed: the median, p90 and mean of each in milliseconds, and the ratio of the medians
-(client / plain; the target is <= 1). The figures go to ``bench/results/client.json``.
+Printed: the median, p90 and mean of each in milliseconds, the median CPU time the bench's
+process (the bot's side) spent per turn, the ratio of the medians (client / plain; the target
+is <= 1) and the median of the ratios of each pair (less moved by the machine's load drifting).
+The figures go to ``bench/results/client.json``.
 """
 
 from __future__ import annotations
@@ -73,13 +75,13 @@ def _reply_with(system: str, message: str) -> str:
     return "How about a vegetable stir-fry?"
 
 
-def _figures(milliseconds: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(milliseconds)
+def _figures(milliseconds: Sequence[float], cpu_milliseconds: Sequence[float]) -> dict[str, float]:
     return {
-        "turns": len(ordered),
-        "median_ms": round(statistics.median(ordered), 2),
-        "p90_ms": round(percentile(ordered, 90), 2),
-        "mean_ms": round(statistics.fmean(ordered), 2),
+        "turns": len(milliseconds),
+        "median_ms": round(statistics.median(milliseconds), 2),
+        "p90_ms": round(percentile(milliseconds, 90), 2),
+        "mean_ms": round(statistics.fmean(milliseconds), 2),
+        "median_client_cpu_ms": round(statistics.median(cpu_milliseconds), 2),
     }
 
 
@@ -104,17 +106,20 @@ def run(*, turns: int = 200) -> dict[str, Any]:
         memory.add_messages(USER, "earlier", [{"role": role, "content": text} for role, text in EARLIER])
         ways = {"client": readme["turn"], "plain": without_client["turn"]}
         timings: dict[str, list[float]] = {name: [] for name in ways}
+        cpu: dict[str, list[float]] = {name: [] for name in ways}
         for i in range(-WARM_UP, turns):
             order = list(ways) if i % 2 == 0 else list(reversed(ways))
             for name in order:
                 session = f"{name}-{i // TURNS_PER_SESSION}"
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 ways[name](USER, session, ASKS[i % len(ASKS)], _reply_with)
                 if i >= 0:
                     timings[name].append((time.perf_counter() - started) * 1000)
+                    cpu[name].append((time.process_time() - cpu_started) * 1000)
         memory.close()
 
-    client, plain = _figures(timings["client"]), _figures(timings["plain"])
+    client, plain = _figures(timings["client"], cpu["client"]), _figures(timings["plain"], cpu["plain"])
+    pairs = [c / p for c, p in zip(timings["client"], timings["plain"], strict=True)]
     return {
         "benchmark": "client",
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -124,15 +129,20 @@ def run(*, turns: int = 200) -> dict[str, Any]:
         "client": client,
         "plain": plain,
         "median_ratio_client_over_plain": round(client["median_ms"] / plain["median_ms"], 3),
+        "median_of_pair_ratios": round(statistics.median(pairs), 3),
     }
 
 
 def format_table(results: dict[str, Any]) -> str:
-    lines = [f"{'turn':<8} {'turns':>6} {'median ms':>10} {'p90 ms':>8} {'mean ms':>8}"]
+    lines = [f"{'turn':<8} {'turns':>6} {'median ms':>10} {'p90 ms':>8} {'mean ms':>8} {'bench CPU ms':>13}"]
     for name in ("client", "plain"):
         f = results[name]
-        lines.append(f"{name:<8} {f['turns']:>6} {f['median_ms']:>10.2f} {f['p90_ms']:>8.2f} {f['mean_ms']:>8.2f}")
+        lines.append(
+            f"{name:<8} {f['turns']:>6} {f['median_ms']:>10.2f} {f['p90_ms']:>8.2f} {f['mean_ms']:>8.2f}"
+            f" {f['median_client_cpu_ms']:>13.2f}"
+        )
     lines.append(f"median ratio client / plain: {results['median_ratio_client_over_plain']:.3f} (target <= 1)")
+    lines.append(f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}")
     return "\n".join(lines)
 
 
