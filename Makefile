@@ -4,15 +4,28 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load fuzz
+.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client fuzz
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The Python client's generator, ariadne-codegen, in a venv of its own (it needs an older graphql-core and ruff).
+CODEGEN_VENV := var/codegen-venv
+CODEGEN_STAMP := $(CODEGEN_VENV)/.installed
+$(CODEGEN_STAMP): clients/python/requirements-codegen.txt
+	test -x $(CODEGEN_VENV)/bin/python || $(PYTHON) -m venv $(CODEGEN_VENV)
+	$(CODEGEN_VENV)/bin/python -m pip install --quiet -r clients/python/requirements-codegen.txt
+	touch $(CODEGEN_STAMP)
+
+# Regenerate clients/python/memory_client/generated from the schema snapshot and the client's operations.
+client: install $(CODEGEN_STAMP)
+	$(PY) clients/python/codegen.py
 
 # The admin browser test (tests/admin/test_admin_browser.py) drives Debian's chromium + chromedriver.
 browser:
@@ -33,7 +46,7 @@ redis:
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server)
 
 # Two pytest processes (pytest-xdist), one per core. pytest exits 5 when it collects no tests: a failure, not a pass.
-test: install browser redis
+test: install browser redis $(CODEGEN_STAMP)
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
@@ -46,8 +59,9 @@ fuzz: install
 lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
-# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us.
-bench: bench-retrieval bench-speed bench-chatmemory bench-load
+# Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us,
+# then the Python client against plain HTTP.
+bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
@@ -59,6 +73,10 @@ bench-speed: install
 # Throughput under load (1/8/32 clients, 1 and 2 web processes) on the 1M dataset.
 bench-load: install
 	$(PY) -m bench.load
+
+# A chatbot turn through the Python client against the plain-HTTP turn (median of 200 each).
+bench-client: install
+	$(PY) -m bench.client
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.
 CHATMEMORY_VENV := var/chatmemory-venv

@@ -1,0 +1,162 @@
+"""A chatbot turn through the Python client against the same turn in plain HTTP (the standard library).
+
+Run from the repository root::
+
+    .venv/bin/python -m bench.client                 # 200 turns each
+    .venv/bin/python -m bench.client --turns 50      # quicker
+
+A turn is what a chatbot sends around its LLM call: the user's message stored with the context of
+the reply returned (one ``addMessages { context }``), then the bot's reply stored (a second
+``addMessages``); the LLM is a stand-in that answers at once. Both turns are run as the docs write
+them, but for the URL and key: the client's is the README's (``MemoryClient.turn`` and
+``add_messages``, over one keep-alive connection), the plain one the standard-library turn of
+docs/integrations.md ("Without the client", the README's before the client: ``urllib``, a
+connection per request). The two alternate, turn by turn (the first of each pair alternating too),
+on the same user in sessions of 10 turns each, against ``manage.py serve`` (gunicorn, default
+settings, no worker) on a fresh database ``bench_client`` that holds an earlier session of the user.
+Printed: the median, p90 and mean of each in milliseconds, the median CPU time the bench's
+process (the bot's side) spent per turn, the ratio of the medians (client / plain; the target
+is <= 1) and the median of the ratios of each pair (less moved by the machine's load drifting).
+The figures go to ``bench/results/client.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.retrieval import REPO_ROOT, RESULTS_DIR, _code_version, _machine, setup_django
+from bench.speed import bench_api_key, percentile, served
+from bench.synthetic import _connect_admin, use_database
+
+__all__ = ["main", "run"]
+
+README = REPO_ROOT / "README.md"
+INTEGRATIONS = REPO_ROOT / "docs" / "integrations.md"
+DATABASE = "bench_client"
+USER = "user-42"
+TURNS_PER_SESSION = 10
+WARM_UP = 5
+EARLIER = [
+    ("user", "My favourite food is okonomiyaki, Hiroshima style."),
+    ("assistant", "Noted! Do you cook it at home?"),
+    ("user", "Sometimes, but I am allergic to peanuts so I check the sauce."),
+    ("assistant", "Good idea. Many okonomiyaki sauces are peanut-free, but check the label."),
+]
+ASKS = [
+    "Any idea what I could cook for dinner tonight?",
+    "I have cabbage, eggs and some pork in the fridge.",
+    "Is there a sauce I should avoid?",
+    "What about dessert?",
+    "Thanks, that sounds good.",
+]
+
+
+def _example(doc: Path, marker: str, url: str, key: str) -> dict[str, Any]:
+    """The names defined by ``doc``'s Python block holding ``marker``, run as written but for its URL and key."""
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL) if marker in b]
+    code = block.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key))
+    namespace: dict[str, Any] = {}
+    exec(compile(code, str(doc), "exec"), namespace)  # noqa: S102 - the doc's own example
+    return namespace
+
+
+def _reply_with(system: str, message: str) -> str:
+    assert "## Recent conversation" in system, system  # the context came back
+    return "How about a vegetable stir-fry?"
+
+
+def _figures(milliseconds: Sequence[float], cpu_milliseconds: Sequence[float]) -> dict[str, float]:
+    return {
+        "turns": len(milliseconds),
+        "median_ms": round(statistics.median(milliseconds), 2),
+        "p90_ms": round(percentile(milliseconds, 90), 2),
+        "mean_ms": round(statistics.fmean(milliseconds), 2),
+        "median_client_cpu_ms": round(statistics.median(cpu_milliseconds), 2),
+    }
+
+
+def run(*, turns: int = 200) -> dict[str, Any]:
+    """Time ``turns`` client turns and ``turns`` plain turns, alternating; returns the figures."""
+    setup_django()
+    from django.core.management import call_command
+
+    with _connect_admin() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{DATABASE}"')
+    use_database(DATABASE)
+    call_command("migrate", verbosity=0)
+    key = bench_api_key()
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+
+    with served(DATABASE, key, RESULTS_DIR / "client-server.log") as server:
+        url = f"http://127.0.0.1:{server.port}/graphql/"
+        readme = _example(README, "MemoryClient", url, key)
+        without_client = _example(INTEGRATIONS, "urllib", url, key)
+        memory = readme["memory"]
+        memory.add_messages(USER, "earlier", [{"role": role, "content": text} for role, text in EARLIER])
+        ways = {"client": readme["turn"], "plain": without_client["turn"]}
+        timings: dict[str, list[float]] = {name: [] for name in ways}
+        cpu: dict[str, list[float]] = {name: [] for name in ways}
+        for i in range(-WARM_UP, turns):
+            order = list(ways) if i % 2 == 0 else list(reversed(ways))
+            for name in order:
+                session = f"{name}-{i // TURNS_PER_SESSION}"
+                started, cpu_started = time.perf_counter(), time.process_time()
+                ways[name](USER, session, ASKS[i % len(ASKS)], _reply_with)
+                if i >= 0:
+                    timings[name].append((time.perf_counter() - started) * 1000)
+                    cpu[name].append((time.process_time() - cpu_started) * 1000)
+        memory.close()
+
+    client, plain = _figures(timings["client"], cpu["client"]), _figures(timings["plain"], cpu["plain"])
+    pairs = [c / p for c, p in zip(timings["client"], timings["plain"], strict=True)]
+    return {
+        "benchmark": "client",
+        "time": datetime.now(UTC).isoformat(timespec="seconds"),
+        "code": _code_version(),
+        "machine": _machine(),
+        "database": DATABASE,
+        "client": client,
+        "plain": plain,
+        "median_ratio_client_over_plain": round(client["median_ms"] / plain["median_ms"], 3),
+        "median_of_pair_ratios": round(statistics.median(pairs), 3),
+    }
+
+
+def format_table(results: dict[str, Any]) -> str:
+    lines = [f"{'turn':<8} {'turns':>6} {'median ms':>10} {'p90 ms':>8} {'mean ms':>8} {'bench CPU ms':>13}"]
+    for name in ("client", "plain"):
+        f = results[name]
+        lines.append(
+            f"{name:<8} {f['turns']:>6} {f['median_ms']:>10.2f} {f['p90_ms']:>8.2f} {f['mean_ms']:>8.2f}"
+            f" {f['median_client_cpu_ms']:>13.2f}"
+        )
+    lines.append(f"median ratio client / plain: {results['median_ratio_client_over_plain']:.3f} (target <= 1)")
+    lines.append(f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200, help="turns of each kind timed (default: %(default)s)")
+    args = parser.parse_args(argv)
+    results = run(turns=args.turns)
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "client.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(format_table(results))
+    print(f"Wrote {RESULTS_DIR / 'client.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

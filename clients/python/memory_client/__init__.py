@@ -1,0 +1,56 @@
+"""A typed Python client of the long-term memory service for chatbots.
+
+``MemoryClient(url, api_key)`` (and ``AsyncMemoryClient``): ``turn`` (a ``Prompt``), ``add_messages``,
+``context``, ``search``, ``facts``, ``forget_user``; errors are ``MemoryApiError``s with the API's
+codes. The models come from the service's schema (``generated/``, by ariadne-codegen).
+"""
+
+from .client import AsyncMemoryClient, ContextOptions, MemoryClient, SearchOptions
+from .errors import (
+    BackendError,
+    FieldError,
+    ForbiddenError,
+    InputError,
+    MemoryApiError,
+    NotFoundError,
+    RateLimitedError,
+    UnauthenticatedError,
+)
+from .generated.enums import HitKind, KnowledgeStatus
+from .generated.fragments import (
+    AddMessagesResult,
+    Context,
+    Fact,
+    ForgetUserResult,
+    Hit,
+    Prompt,
+    SearchResult,
+    Turn,
+)
+from .generated.input_types import MessageInput
+
+__all__ = [
+    "AddMessagesResult",
+    "AsyncMemoryClient",
+    "BackendError",
+    "Context",
+    "ContextOptions",
+    "Fact",
+    "FieldError",
+    "ForbiddenError",
+    "ForgetUserResult",
+    "Hit",
+    "HitKind",
+    "InputError",
+    "KnowledgeStatus",
+    "MemoryApiError",
+    "MemoryClient",
+    "MessageInput",
+    "NotFoundError",
+    "Prompt",
+    "RateLimitedError",
+    "SearchOptions",
+    "SearchResult",
+    "Turn",
+    "UnauthenticatedError",
+]

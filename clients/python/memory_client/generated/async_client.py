@@ -1,0 +1,471 @@
+from typing import Any, Optional, Union
+
+from .add_messages import AddMessages
+from .add_messages_with_context import AddMessagesWithContext
+from .add_messages_with_prompt import AddMessagesWithPrompt
+from .async_base_client import AsyncBaseClient
+from .base_model import UNSET, UnsetType
+from .enums import KnowledgeStatus
+from .facts import Facts
+from .forget_user import ForgetUser
+from .get_context import GetContext
+from .input_types import ContextInput, MessageInput, OffsetPaginationInput, SearchInput
+from .search import Search
+
+
+def gql(q: str) -> str:
+    return q
+
+
+class AsyncGeneratedClient(AsyncBaseClient):
+    async def add_messages(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[MessageInput],
+        channel: str,
+        **kwargs: Any,
+    ) -> AddMessages:
+        query = gql("""
+            mutation AddMessages($userId: String!, $sessionId: String!, $messages: [MessageInput!]!, $channel: String! = "") {
+              addMessages(
+                userId: $userId
+                sessionId: $sessionId
+                messages: $messages
+                channel: $channel
+              ) {
+                __typename
+                ... on AddMessagesResult {
+                  ...AddMessagesResult
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment AddMessagesResult on AddMessagesResult {
+              skipped
+              messages {
+                id
+                role
+                content
+                createdAt
+                externalId
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "sessionId": session_id,
+            "messages": messages,
+            "channel": channel,
+        }
+        response = await self.execute(
+            query=query, operation_name="AddMessages", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return AddMessages.model_validate(data)
+
+    async def add_messages_with_context(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[MessageInput],
+        channel: str,
+        include_other_sessions: bool,
+        include_shared: bool,
+        window_turns: Union[Optional[int], UnsetType] = UNSET,
+        max_tokens: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AddMessagesWithContext:
+        query = gql("""
+            mutation AddMessagesWithContext($userId: String!, $sessionId: String!, $messages: [MessageInput!]!, $channel: String! = "", $windowTurns: Int, $maxTokens: Int, $includeOtherSessions: Boolean! = true, $includeShared: Boolean! = false) {
+              addMessages(
+                userId: $userId
+                sessionId: $sessionId
+                messages: $messages
+                channel: $channel
+              ) {
+                __typename
+                ... on AddMessagesResult {
+                  context(
+                    windowTurns: $windowTurns
+                    maxTokens: $maxTokens
+                    includeOtherSessions: $includeOtherSessions
+                    includeShared: $includeShared
+                  ) {
+                    ...Context
+                  }
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Context on Context {
+              ...Prompt
+              window {
+                ...Turn
+              }
+              memories {
+                ...Hit
+              }
+            }
+
+            fragment Hit on Hit {
+              kind
+              id
+              score
+              relevance
+              content
+              userId
+              sessionId
+              conversationTime
+              speaker
+              replacedAt
+              reviewed
+              cited
+              text
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
+              }
+            }
+
+            fragment Turn on Turn {
+              id
+              role
+              speaker
+              content
+              createdAt
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "sessionId": session_id,
+            "messages": messages,
+            "channel": channel,
+            "windowTurns": window_turns,
+            "maxTokens": max_tokens,
+            "includeOtherSessions": include_other_sessions,
+            "includeShared": include_shared,
+        }
+        response = await self.execute(
+            query=query,
+            operation_name="AddMessagesWithContext",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return AddMessagesWithContext.model_validate(data)
+
+    async def add_messages_with_prompt(
+        self,
+        user_id: str,
+        session_id: str,
+        messages: list[MessageInput],
+        channel: str,
+        include_other_sessions: bool,
+        include_shared: bool,
+        window_turns: Union[Optional[int], UnsetType] = UNSET,
+        max_tokens: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> AddMessagesWithPrompt:
+        query = gql("""
+            mutation AddMessagesWithPrompt($userId: String!, $sessionId: String!, $messages: [MessageInput!]!, $channel: String! = "", $windowTurns: Int, $maxTokens: Int, $includeOtherSessions: Boolean! = true, $includeShared: Boolean! = false) {
+              addMessages(
+                userId: $userId
+                sessionId: $sessionId
+                messages: $messages
+                channel: $channel
+              ) {
+                __typename
+                ... on AddMessagesResult {
+                  context(
+                    windowTurns: $windowTurns
+                    maxTokens: $maxTokens
+                    includeOtherSessions: $includeOtherSessions
+                    includeShared: $includeShared
+                  ) {
+                    ...Prompt
+                  }
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "sessionId": session_id,
+            "messages": messages,
+            "channel": channel,
+            "windowTurns": window_turns,
+            "maxTokens": max_tokens,
+            "includeOtherSessions": include_other_sessions,
+            "includeShared": include_shared,
+        }
+        response = await self.execute(
+            query=query,
+            operation_name="AddMessagesWithPrompt",
+            variables=variables,
+            **kwargs,
+        )
+        data = self.get_data(response)
+        return AddMessagesWithPrompt.model_validate(data)
+
+    async def facts(
+        self,
+        user_id: str,
+        status: KnowledgeStatus,
+        pagination: Union[Optional[OffsetPaginationInput], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> Facts:
+        query = gql("""
+            query Facts($userId: String!, $status: KnowledgeStatus! = ACTIVE, $pagination: OffsetPaginationInput) {
+              knowledge(userId: $userId, status: $status, pagination: $pagination) {
+                totalCount
+                results {
+                  ...Fact
+                }
+              }
+            }
+
+            fragment Fact on Knowledge {
+              id
+              content
+              status
+              reviewed
+              saidAt
+              sourceSessionId
+              userId
+              createdAt
+              updatedAt
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "status": status,
+            "pagination": pagination,
+        }
+        response = await self.execute(
+            query=query, operation_name="Facts", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Facts.model_validate(data)
+
+    async def forget_user(self, user_id: str, **kwargs: Any) -> ForgetUser:
+        query = gql("""
+            mutation ForgetUser($userId: String!) {
+              forgetUser(userId: $userId) {
+                __typename
+                ... on ForgetUserResult {
+                  ...ForgetUserResult
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment ForgetUserResult on ForgetUserResult {
+              deletedMessages: messages
+              sessions
+              summaries
+              knowledge
+              diaries
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id}
+        response = await self.execute(
+            query=query, operation_name="ForgetUser", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ForgetUser.model_validate(data)
+
+    async def get_context(self, input: ContextInput, **kwargs: Any) -> GetContext:
+        query = gql("""
+            query GetContext($input: ContextInput!) {
+              context(input: $input) {
+                __typename
+                ... on Context {
+                  ...Context
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Context on Context {
+              ...Prompt
+              window {
+                ...Turn
+              }
+              memories {
+                ...Hit
+              }
+            }
+
+            fragment Hit on Hit {
+              kind
+              id
+              score
+              relevance
+              content
+              userId
+              sessionId
+              conversationTime
+              speaker
+              replacedAt
+              reviewed
+              cited
+              text
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment Prompt on Context {
+              query
+              prompt
+              tokens {
+                window
+                memories
+                prompt
+                tokenizer
+              }
+            }
+
+            fragment Turn on Turn {
+              id
+              role
+              speaker
+              content
+              createdAt
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="GetContext", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return GetContext.model_validate(data)
+
+    async def search(self, input: SearchInput, **kwargs: Any) -> Search:
+        query = gql("""
+            query Search($input: SearchInput!) {
+              search(input: $input) {
+                __typename
+                ... on SearchResult {
+                  ...SearchResult
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Hit on Hit {
+              kind
+              id
+              score
+              relevance
+              content
+              userId
+              sessionId
+              conversationTime
+              speaker
+              replacedAt
+              reviewed
+              cited
+              text
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment SearchResult on SearchResult {
+              answer
+              answerMode
+              found
+              hits {
+                ...Hit
+              }
+            }
+            """)
+        variables: dict[str, object] = {"input": input}
+        response = await self.execute(
+            query=query, operation_name="Search", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return Search.model_validate(data)
