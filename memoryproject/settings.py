@@ -286,6 +286,9 @@ HOST = env.str("HOST", default="127.0.0.1")
 PORT = _number("PORT", 8000, minimum=0, maximum=65535)
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
 WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
+# manage.py serve starts a process (or the embedded PostgreSQL) that stops again, at most this many
+# times in 10 minutes; once more, and it stops everything and exits with an error.
+SERVE_MAX_RESTARTS = _number("SERVE_MAX_RESTARTS", 5, minimum=0)
 if DATABASE_POOL:
     # Each request thread holds at most one connection at a time.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {

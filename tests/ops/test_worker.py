@@ -9,26 +9,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
 from django_q.tasks import async_task
 
 from memories.management.commands.serve import procfile_processes
 from memories.models import Message
 from memories.services.messages import MessageIn, messages_add
+from tests.ops.live import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    host = db["HOST"] or db["OPTIONS"].get("host", "")
-    if host.startswith("/"):
-        return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@/{db['NAME']}?host={host}"
-    return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.mark.django_db(transaction=True)
@@ -45,7 +36,7 @@ def test_worker_process_embeds_queued_messages():
 
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
         "Q_WORKERS": "1",
         "LOG_LEVEL": "WARNING",
@@ -97,7 +88,7 @@ def _procfile_worker_environment() -> dict[str, str]:
 def test_worker_processes_share_the_cores_and_keep_their_connections():
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
         "Q_WORKERS": "2",
         "LOG_LEVEL": "WARNING",
