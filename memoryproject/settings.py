@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Records which staff member made each audited change (django-simple-history).
     "simple_history.middleware.HistoryRequestMiddleware",
+    # A view that fails because the database is down or changed answers HTTP 503 JSON (memories.http).
+    "memories.http.DatabaseFaultMiddleware",
 ]
 
 ROOT_URLCONF = "memoryproject.urls"
@@ -103,14 +105,22 @@ if EMBEDDED_DB:
     DATABASES = {"default": embedded_database_settings(data_dir=EMBEDDED_DB_DIR)}
 else:
     DATABASES = {"default": env.db_url("DATABASE_URL")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, failing fast while the database is down (memoryproject/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "memoryproject.postgresql"
 # PostgreSQL's buffer cache of the embedded server, MiB (default: a quarter of the memory).
 EMBEDDED_DB_SHARED_BUFFERS_MB = _number("EMBEDDED_DB_SHARED_BUFFERS_MB", None, minimum=1) or default_shared_buffers_mb()
 # 0: a connection per request; the web process pools them instead (DATABASE_POOL). The worker's
 # processes, which fork and must not share a pool, keep one each: the Procfile sets
-# DATABASE_POOL=false, CONN_MAX_AGE=600 and CONN_HEALTH_CHECKS=true for it.
+# DATABASE_POOL=false and CONN_MAX_AGE=600 for it.
 DATABASES["default"]["CONN_MAX_AGE"] = _number("CONN_MAX_AGE", 0, minimum=0)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=False)
+# A connection is checked before it is reused (a persistent one at each request or task, a pooled one
+# at each checkout), so one lost with a database restart is replaced instead of failing a request.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 DATABASE_POOL = env.bool("DATABASE_POOL", default=True)
+# How long a request waits for a pooled connection before it is answered DATABASE_UNAVAILABLE (HTTP
+# 503): with DATABASE_POOL_MAX_SIZE >= WEB_THREADS only a database that does not answer makes one wait.
+DATABASE_POOL_TIMEOUT_SECONDS = _number("DATABASE_POOL_TIMEOUT_SECONDS", 3.0, minimum=0.1, cast=float)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -217,6 +227,9 @@ EXACT_SEARCH_MAX_ROWS = _number("EXACT_SEARCH_MAX_ROWS", 10000, minimum=0)
 HNSW_EF_SEARCH = max(_number("HNSW_EF_SEARCH", 100, minimum=1), 5 * SEARCH_MAX_TOP_K, 50)
 _options = DATABASES["default"].setdefault("OPTIONS", {})
 _options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
+# libpq waits for ever on a server that does not answer; a connection attempt gives up after this
+# (?connect_timeout= in DATABASE_URL overrides it).
+_options.setdefault("connect_timeout", 5)
 # Server-side binding, and a statement run 5 times on a connection is prepared (psycopg's
 # prepare_threshold): each search's statements are then planned once per connection, and the
 # query vector is sent in binary. Off for PgBouncer in transaction mode before 1.21.
@@ -294,5 +307,8 @@ if DATABASE_POOL:
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS,
-        "timeout": 30,
+        "timeout": DATABASE_POOL_TIMEOUT_SECONDS,
+        # While the database is down the pool retries with a growing delay; ending a round of retries
+        # after 10 s lets the next request start over at once, so the pool is back seconds after it.
+        "reconnect_timeout": 10,
     }
