@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +25,12 @@ from memories.models import Message
 from memories.services.api_keys import api_key_create
 from tests.ops.live import (
     ROOT,
+    Load,
     child,
     database_url,
     environment,
     free_port,
+    graphql,
     manage,
     postmaster,
     request,
@@ -213,6 +216,35 @@ def test_a_process_killed_outright_is_started_again_alone(service, embedded_dir,
     assert other.is_running()  # left alone
     wait_for(lambda: request(port, "GET", "/healthz").status == 200, 30, "the web process")
     assert service.poll() is None
+
+
+def test_the_api_answers_throughout_while_a_killed_worker_is_started_again(service, embedded_dir):
+    service, port, _ = service
+    key = manage("create_api_key", "load", "--all-users", env=environment(EMBEDDED_DB_DIR=str(embedded_dir))).strip()
+    _processes_of(service, embedded_dir)
+    with Load(port, key) as load:
+        wait_for(lambda: _worker_ready(load, after=0), 30, "the worker to be connected")
+        killed = child(service, "worker")
+        killed.kill()
+        killed_at = time.monotonic()
+        wait_for(lambda: _worker_ready(load, after=killed_at, degraded=True), 30, "/readyz to report the worker")
+        wait_for(lambda: _worker_ready(load, after=killed_at), 30, "the worker to be back")
+        back_in = time.monotonic() - killed_at
+
+    assert back_in < 30
+    for kind, _, answer in load.answers:  # every request served, the worker or not
+        assert answer.status == 200, (kind, answer.status, answer.body[:300])
+        assert "errors" not in answer.json(), (kind, answer.body[:300])
+    assert load.acknowledged
+    assert load.acknowledged <= load.stored()
+    waiting = lambda: graphql(port, key, "{ backlog { messagesWaitingForVector } }").json()["data"]  # noqa: E731
+    wait_for(lambda: waiting()["backlog"]["messagesWaitingForVector"] == 0, 30, "the new worker to embed them")
+
+
+def _worker_ready(load: Load, *, after: float, degraded: bool = False) -> bool:
+    """Whether /readyz said the worker was degraded (or, by default, not) after the monotonic time ``after``."""
+    probes = [a.json() for k, t, a in list(load.answers) if k == "readyz" and t > after]
+    return any(("worker" in p["degraded"]) == degraded for p in probes)
 
 
 def _alive(process: psutil.Process) -> bool:
