@@ -157,11 +157,17 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
+    "filters": {"task_failures": {"()": "memories.log_filters.TaskFailureFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    # Strawberry logs every GraphQL error with its traceback; memories.graphql.errors logs them
-    # instead: client errors as one line, server errors with their traceback.
-    "loggers": {"pgserver": {"level": "WARNING"}, "strawberry.execution": {"level": "CRITICAL"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # Strawberry logs every GraphQL error with its traceback; memories.graphql.errors logs them
+        # instead: client errors as one line per request, server errors with their traceback.
+        "strawberry.execution": {"level": "CRITICAL"},
+        # A failed task's line names its error's type only: the error may quote a user.
+        "django-q": {"filters": ["task_failures"]},
+    },
 }
 
 # --- Models for embeddings and text generation (memories.llm) -----------------------
