@@ -8,6 +8,7 @@ PostgreSQL + pgvector in ``EMBEDDED_DB_DIR``, started by what serves or tests
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
     "strawberry_django",
     "django_q",
     "simple_history",
+    # Throttles logins to the admin (django-axes): a locked-out login answers HTTP 429.
+    "axes",
     "memories",
 ]
 
@@ -74,6 +77,8 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
     # A view that fails because the database is down or changed answers HTTP 503 JSON (memories.http).
     "memories.http.DatabaseFaultMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryproject.urls"
@@ -122,6 +127,25 @@ DATABASE_POOL = env.bool("DATABASE_POOL", default=True)
 # 503): with DATABASE_POOL_MAX_SIZE >= WEB_THREADS only a database that does not answer makes one wait.
 DATABASE_POOL_TIMEOUT_SECONDS = _number("DATABASE_POOL_TIMEOUT_SECONDS", 3.0, minimum=0.1, cast=float)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# django-axes counts failed logins first: ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from
+# one address lock that pair out (HTTP 429, even with the right password) for ADMIN_LOGIN_LOCKOUT_MINUTES.
+# A pair, not the address alone: behind a proxy every client has the proxy's address.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = _number("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=_number("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+
+# Behind HTTPS (a proxy that ends TLS): the session and CSRF cookies are sent only over HTTPS, and
+# browsers are told to use HTTPS only (HSTS; Django sends it on requests it sees as HTTPS, so name the
+# proxy's header too). All off by default: `make run` serves plain HTTP.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
+SECURE_HSTS_SECONDS = _number("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+# The header by which the proxy says a request came over HTTPS, e.g. X-Forwarded-Proto (value "https").
+if _https_header := env.str("SECURE_PROXY_SSL_HEADER", default=""):
+    SECURE_PROXY_SSL_HEADER = (f"HTTP_{_https_header.upper().replace('-', '_')}", "https")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
