@@ -191,6 +191,8 @@ LOGGING = {
         "strawberry.execution": {"level": "CRITICAL"},
         # A failed task's line names its error's type only: the error may quote a user.
         "django-q": {"filters": ["task_failures"]},
+        # django-axes: failed logins and lockouts (WARNING), not its start and housekeeping lines.
+        "axes": {"level": "WARNING"},
     },
 }
 

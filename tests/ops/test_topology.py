@@ -9,7 +9,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -67,7 +66,6 @@ def topology(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
         "EMBEDDING_BACKEND": "tests.fakes.HashingEmbedder",
         "EMBEDDING_MODEL": "hashing",
         "WEB_THREADS": "4",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     commands = procfile_processes(REPO / "Procfile")
     ports = [free_port(), free_port()]

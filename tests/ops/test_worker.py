@@ -78,7 +78,7 @@ print(json.dumps([settings.EMBEDDING_THREADS, runtime_threads, db["CONN_MAX_AGE"
 def _procfile_worker_environment() -> dict[str, str]:
     """The variables the Procfile's ``worker`` line sets (``env NAME=value ... python manage.py qcluster``)."""
     words = shlex.split(procfile_processes(ROOT / "Procfile")["worker"])
-    assert words[-3:] == ["python", "manage.py", "qcluster"]
+    assert words[-2:] == ["manage.py", "qcluster"]
     return dict(word.split("=", 1) for word in words if "=" in word)
 
 

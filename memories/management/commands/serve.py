@@ -22,7 +22,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from collections import defaultdict, deque
 from pathlib import Path
@@ -102,14 +101,7 @@ class Command(BaseCommand):
         connections.close_all()
         if stop_requested:
             return
-        # The Procfile's commands (gunicorn, python) come from this interpreter's environment.
-        env = {
-            **os.environ,
-            "HOST": host,
-            "PORT": str(port),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONUNBUFFERED": "1",
-        }
+        env = {**os.environ, "HOST": host, "PORT": str(port), "PYTHONUNBUFFERED": "1"}
         children: dict[str, subprocess.Popen] = {}
         try:
             for name, command in processes.items():
