@@ -33,6 +33,7 @@ from memories.backlog import backlog_messages_count
 from memories.database import first_line, retry_after_schema_change
 from memories.services.schedules import SWEEP_NAME
 from memoryproject import WORKER_APPLICATION_NAME
+from memoryproject.postgresql.base import patience
 
 __all__ = ["CHECK_SECONDS", "REQUIRED", "healthz", "readiness", "readyz", "worker_sweep_overdue_seconds"]
 
@@ -51,7 +52,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_GET
 def readyz(request: HttpRequest) -> JsonResponse:
     """``readiness()`` as JSON; HTTP 503 when a check this process needs to serve fails."""
-    body = readiness()
+    with patience(CHECK_SECONDS):  # a request waits DATABASE_POOL_TIMEOUT_SECONDS for a connection
+        body = readiness()
     return JsonResponse(body, status=200 if body["status"] == "ready" else 503)
 
 
@@ -101,10 +103,6 @@ def _time_limited() -> Iterator[None]:
 
 
 def _database() -> dict[str, object]:
-    if connection.pool is not None and connection.connection is None:
-        # Django waits DATABASE_POOL_TIMEOUT_SECONDS for a pooled connection; a probe waits less.
-        with connection.wrap_database_errors:
-            connection.ensure_pool_connection(CHECK_SECONDS)
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return {"ok": True}

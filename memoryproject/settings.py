@@ -341,6 +341,6 @@ if DATABASE_POOL:
         "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS,
         "timeout": DATABASE_POOL_TIMEOUT_SECONDS,
         # While the database is down the pool retries with a growing delay; ending a round of retries
-        # after 10 s lets the next request start over at once, so the pool is back seconds after it.
-        "reconnect_timeout": 10,
+        # after 5 s lets the next request start over at once, so the pool is back seconds after it.
+        "reconnect_timeout": 5,
     }

@@ -43,11 +43,17 @@ def database_url(alias: str = "default") -> str:
 
 
 def environment(**extra: str) -> dict[str, str]:
-    """The service's environment: production settings, one worker process, the instant fake embedder."""
+    """The service's environment: production settings, one worker process, the instant fake embedder
+    (unless ``extra`` names another ``EMBEDDING_BACKEND``), and ``extra``."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings", "LOG_LEVEL": "WARNING"}
     for name in ("DATABASE_URL", "Q_SYNC", "EMBEDDED_DB_DIR"):
         env.pop(name, None)
-    env.update({"Q_WORKERS": "1", "WEB_THREADS": "4", "EMBEDDING_BACKEND": FAKE_EMBEDDER, **extra})
+    env.update(
+        {"Q_WORKERS": "1", "WEB_THREADS": "4", "EMBEDDING_BACKEND": FAKE_EMBEDDER, "EMBEDDING_MODEL": "constant"}
+    )
+    if "EMBEDDING_BACKEND" in extra:
+        env.pop("EMBEDDING_MODEL")  # that backend's own model
+    env.update(extra)
     return env
 
 
@@ -147,8 +153,15 @@ def wait_until_served(service: subprocess.Popen, port: int, timeout: float = 60)
 def child(service: subprocess.Popen, name: str) -> psutil.Process:
     """The service's child running the Procfile's ``name`` process (gunicorn's master, or the worker's parent)."""
     word = {"web": "gunicorn", "worker": "qcluster"}[name]
-    (found,) = [p for p in psutil.Process(service.pid).children() if word in " ".join(p.cmdline())]
+    (found,) = [p for p in psutil.Process(service.pid).children() if word in _command_line(p)]
     return found
+
+
+def _command_line(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # gone, or a zombie its parent has not reaped yet
+        return ""
 
 
 def postmaster(data_dir: Path) -> psutil.Process:

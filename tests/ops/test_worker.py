@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @contextmanager
 def _worker(log: Path) -> Iterator[subprocess.Popen]:
     """``manage.py qcluster`` (one worker process) on the test database, its stderr in ``log``; stopped after."""
-    env = {**environment(DATABASE_URL=database_url()), "EMBEDDING_BACKEND": "local"}
+    env = environment(DATABASE_URL=database_url(), EMBEDDING_BACKEND="local")
     worker = subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w")
     )
