@@ -123,7 +123,7 @@ class MemoryGraphQLView(GraphQLView):
                 )
         return parsed
 
-    def execute_single(  # noqa: PLR0913 - Strawberry's signature
+    def execute_single(
         self,
         request: HttpRequest,
         request_adapter: object,
