@@ -3,17 +3,20 @@ their own, on the test database or on an embedded PostgreSQL of the test's own, 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -30,6 +33,21 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def postgres_folder() -> Iterator[Path]:
+    """A new folder for a PostgreSQL cluster of a test's own, removed afterwards.
+
+    Not under pytest's temporary folders: as root, pgserver runs PostgreSQL as the user ``pgserver``
+    and opens the path to it once, at the first start; every pytest that starts on this machine sets
+    ``/tmp/pytest-of-root`` back to 0700, so a cluster there could not be started again.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="memories-pg-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def database_url(alias: str = "default") -> str:

@@ -58,10 +58,10 @@ def _worker_connected(port: int) -> bool:
 def runtime_venv(tmp_path_factory) -> Path:  # noqa: ANN001
     """A fresh venv with ``pip install --no-deps -r requirements.txt``, as the image's build stage makes it."""
     venv = tmp_path_factory.mktemp("runtime") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     install = ["install", "--quiet", "--no-compile", "--no-deps", "-r", str(ROOT / "requirements.txt")]
     done = subprocess.run(
-        [str(venv / "bin/pip"), *install],
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), *install],  # this pip, that venv
         capture_output=True,
         text=True,
         timeout=900,

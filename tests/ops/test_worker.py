@@ -35,7 +35,11 @@ def _worker(log: Path) -> Iterator[subprocess.Popen]:
         yield worker
     finally:
         worker.terminate()
-        worker.wait(timeout=30)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
 
 
 @pytest.mark.django_db(transaction=True)
