@@ -23,7 +23,7 @@ from strawberry.http import GraphQLRequestData
 from memories.database import database_reconnect
 from memories.graphql.errors import SCHEMA_CHANGED
 from memories.graphql.permissions import Scope
-from memories.http import error_body
+from memories.http import RETRY_AFTER_SECONDS, error_body
 from memories.services.api_keys import api_key_authenticate
 
 __all__ = ["MemoryGraphQLView", "too_large_message"]
@@ -149,6 +149,7 @@ class MemoryGraphQLView(GraphQLView):
                 result = run()
         if result.data is None and any(_code(error) == "DATABASE_UNAVAILABLE" for error in result.errors or ()):
             sub_response.status_code = 503
+            sub_response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return result
 
     def _authenticated_dispatch(self, request: HttpRequest) -> HttpResponse:
