@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client fuzz
 
-$(STAMP): requirements.txt requirements-dev.txt clients/python/pyproject.toml
+# requirements.txt: what the service runs on; requirements-model.txt: exporting the model (torch);
+# requirements-dev.txt: tests and benchmarks.
+$(STAMP): requirements.txt requirements-model.txt requirements-dev.txt clients/python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-model.txt -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e ./clients/python
 	touch $(STAMP)
 

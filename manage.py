@@ -16,6 +16,11 @@ def main() -> None:
     from django.core.management import execute_from_command_line
 
     command = sys.argv[1] if len(sys.argv) > 1 else "help"
+    if command == "qcluster":
+        from memoryproject import WORKER_APPLICATION_NAME
+
+        # Its processes' connections carry this name (libpq reads it): /readyz sees that a worker runs.
+        os.environ.setdefault("PGAPPNAME", WORKER_APPLICATION_NAME)
     if command not in _NO_DATABASE and not command.startswith("-"):
         from memoryproject.embedded_db import ensure_embedded_database
 

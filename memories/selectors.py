@@ -10,6 +10,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.services.validation import moment_errors
 
 __all__ = [
     "diary_list",
@@ -44,8 +45,16 @@ def message_list(
         within_seconds: only messages said in the last this many seconds.
 
     Raises:
-        ValidationError: a negative ``within_seconds``.
+        ValidationError: a negative ``within_seconds``, or a ``since`` or ``until`` without a timezone
+            offset or out of range in UTC (``moment_errors``, as ``addMessages`` refuses a ``createdAt``).
     """
+    errors = {
+        name: problems
+        for name, value in (("since", since), ("until", until))
+        if (problems := moment_errors(field=name, value=value))
+    }
+    if errors:
+        raise ValidationError(errors)
     queryset = Message.objects.filter(user__external_id=user_external_id).select_related("session")
     if session_external_id is not None:
         queryset = queryset.filter(session__external_id=session_external_id)

@@ -3,7 +3,9 @@
 A task that raises is retried by django-q2 up to ``Q_CLUSTER["max_attempts"]`` times; the
 messages are already stored by then, and the sweep picks up whatever is still missing: stale
 summaries, rows without a vector, and failed fact extractions (``EXTRACTION_SWEEP_ROUNDS`` more
-times, after which the failed task stays listed in the admin's "Failed tasks").
+times, after which the failed task stays listed in the admin's "Failed tasks"). A task that fails
+on a schema changed under the worker (a restore, a migration) runs again at once on new
+connections (``retry_after_schema_change``): every task is safe to run twice.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 from django_q.tasks import async_task
 
+from memories.database import retry_after_schema_change
 from memories.models import Message
 from memories.services.embeddings import (
     EMBEDDED_MODELS,
@@ -32,6 +35,7 @@ _SWEEP_EMBED_LIMIT = 5000
 EXTRACTION_SWEEP_ROUNDS = 3
 
 
+@retry_after_schema_change
 def embed_rows(kind: str, ids: list[int]) -> int:
     """Embed the rows of ``kind`` with these ids that still need it. Returns how many were embedded.
 
@@ -45,12 +49,14 @@ def embed_rows(kind: str, ids: list[int]) -> int:
     return embeddings_fill(kind=kind, ids=ids)
 
 
+@retry_after_schema_change
 def summarize_session(session_id: int, force: bool = False) -> int | None:
     """Summarise one session if its summary is missing or behind (or ``force``). Returns the summary id."""
     summary = summary_create(session_id=session_id, force=force)
     return summary.pk if summary else None
 
 
+@retry_after_schema_change
 def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
     """Raise facts from a just-summarised session into knowledge (candidates). Returns how many.
 
@@ -60,6 +66,7 @@ def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
     return len(knowledge_extract(session_id=session_id))
 
 
+@retry_after_schema_change
 def sweep() -> dict[str, int]:
     """Periodic: queue summaries of idle, stale sessions, embeddings a failed task left out, and
     fact extractions that failed (at most ``EXTRACTION_SWEEP_ROUNDS`` times each)."""

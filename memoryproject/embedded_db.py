@@ -12,6 +12,9 @@ server. A process killed outright stays listed, which would keep the server up f
 processes are dropped from the list when a process joins and when one leaves, so the next run
 after a crash stops the server when it ends. When run as root, ``pgserver`` runs the server as
 its own system user.
+
+A server that stops while in use (killed, crashed) is started again by whoever supervises it:
+``manage.py serve`` watches ``embedded_database_running`` and calls ``embedded_database_restart``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ import psutil
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["default_shared_buffers_mb", "embedded_database_settings", "ensure_embedded_database"]
+__all__ = [
+    "default_shared_buffers_mb",
+    "embedded_database_restart",
+    "embedded_database_running",
+    "embedded_database_settings",
+    "ensure_embedded_database",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +99,37 @@ def ensure_embedded_database() -> str | None:
         if _url is None:
             _url = _start(Path(settings.EMBEDDED_DB_DIR).resolve(), settings.EMBEDDED_DB_SHARED_BUFFERS_MB)
     return _url
+
+
+def embedded_database_running() -> bool:
+    """Whether the embedded server this process started or joined still runs (``True`` when it uses none).
+
+    Reads the server's ``postmaster.pid``: cheap enough to ask a few times a second.
+    """
+    if _url is None:
+        return True
+    from pgserver.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(Path(settings.EMBEDDED_DB_DIR).resolve())
+    return info is not None and info.is_running()
+
+
+def embedded_database_restart() -> None:
+    """Start the embedded server this process started or joined again, after it stopped (killed, crashed).
+
+    PostgreSQL recovers from its write-ahead log at start, so every committed transaction is kept.
+
+    Raises:
+        subprocess.CalledProcessError: the server did not start (e.g. its killed processes still hold
+            its shared memory; try again a little later). Its log is in ``<EMBEDDED_DB_DIR>/log``.
+        subprocess.TimeoutExpired: the server took more than 10 s to start.
+    """
+    import pgserver
+    from pgserver.postgres_server import PostgresServer
+
+    server = pgserver.get_server(Path(settings.EMBEDDED_DB_DIR).resolve(), cleanup_mode="stop")  # this process's
+    with PostgresServer._lock:
+        server.ensure_postgres_running()
 
 
 def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:

@@ -8,6 +8,7 @@ PostgreSQL + pgvector in ``EMBEDDED_DB_DIR``, started by what serves or tests
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
     "strawberry_django",
     "django_q",
     "simple_history",
+    # Throttles logins to the admin (django-axes): a locked-out login answers HTTP 429.
+    "axes",
     "memories",
 ]
 
@@ -72,6 +75,10 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Records which staff member made each audited change (django-simple-history).
     "simple_history.middleware.HistoryRequestMiddleware",
+    # A view that fails because the database is down or changed answers HTTP 503 JSON (memories.http).
+    "memories.http.DatabaseFaultMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryproject.urls"
@@ -103,15 +110,42 @@ if EMBEDDED_DB:
     DATABASES = {"default": embedded_database_settings(data_dir=EMBEDDED_DB_DIR)}
 else:
     DATABASES = {"default": env.db_url("DATABASE_URL")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend, failing fast while the database is down (memoryproject/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "memoryproject.postgresql"
 # PostgreSQL's buffer cache of the embedded server, MiB (default: a quarter of the memory).
 EMBEDDED_DB_SHARED_BUFFERS_MB = _number("EMBEDDED_DB_SHARED_BUFFERS_MB", None, minimum=1) or default_shared_buffers_mb()
 # 0: a connection per request; the web process pools them instead (DATABASE_POOL). The worker's
 # processes, which fork and must not share a pool, keep one each: the Procfile sets
-# DATABASE_POOL=false, CONN_MAX_AGE=600 and CONN_HEALTH_CHECKS=true for it.
+# DATABASE_POOL=false and CONN_MAX_AGE=600 for it.
 DATABASES["default"]["CONN_MAX_AGE"] = _number("CONN_MAX_AGE", 0, minimum=0)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=False)
+# A connection is checked before it is reused (a persistent one at each request or task, a pooled one
+# at each checkout), so one lost with a database restart is replaced instead of failing a request.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("CONN_HEALTH_CHECKS", default=True)
 DATABASE_POOL = env.bool("DATABASE_POOL", default=True)
+# How long a request waits for a pooled connection before it is answered DATABASE_UNAVAILABLE (HTTP
+# 503): with DATABASE_POOL_MAX_SIZE >= WEB_THREADS only a database that does not answer makes one wait.
+DATABASE_POOL_TIMEOUT_SECONDS = _number("DATABASE_POOL_TIMEOUT_SECONDS", 3.0, minimum=0.1, cast=float)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# django-axes counts failed logins first: ADMIN_LOGIN_FAILURE_LIMIT wrong passwords for one username from
+# one address lock that pair out (HTTP 429, even with the right password) for ADMIN_LOGIN_LOCKOUT_MINUTES.
+# A pair, not the address alone: behind a proxy every client has the proxy's address.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = _number("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=_number("ADMIN_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+
+# Behind HTTPS (a proxy that ends TLS): the session and CSRF cookies are sent only over HTTPS, and
+# browsers are told to use HTTPS only (HSTS; Django sends it on requests it sees as HTTPS, so name the
+# proxy's header too). All off by default: `make run` serves plain HTTP.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
+SECURE_HSTS_SECONDS = _number("SECURE_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+# The header by which the proxy says a request came over HTTPS, e.g. X-Forwarded-Proto (value "https").
+if _https_header := env.str("SECURE_PROXY_SSL_HEADER", default=""):
+    SECURE_PROXY_SSL_HEADER = (f"HTTP_{_https_header.upper().replace('-', '_')}", "https")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -147,11 +181,19 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
+    "filters": {"task_failures": {"()": "memories.log_filters.TaskFailureFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    # Strawberry logs every GraphQL error with its traceback; memories.graphql.errors logs them
-    # instead: client errors as one line, server errors with their traceback.
-    "loggers": {"pgserver": {"level": "WARNING"}, "strawberry.execution": {"level": "CRITICAL"}},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        # Strawberry logs every GraphQL error with its traceback; memories.graphql.errors logs them
+        # instead: client errors as one line per request, server errors with their traceback.
+        "strawberry.execution": {"level": "CRITICAL"},
+        # A failed task's line names its error's type only: the error may quote a user.
+        "django-q": {"filters": ["task_failures"]},
+        # django-axes: failed logins and lockouts (WARNING), not its start and housekeeping lines.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 # --- Models for embeddings and text generation (memories.llm) -----------------------
@@ -219,6 +261,9 @@ EXACT_SEARCH_MAX_ROWS = _number("EXACT_SEARCH_MAX_ROWS", 10000, minimum=0)
 HNSW_EF_SEARCH = max(_number("HNSW_EF_SEARCH", 100, minimum=1), 5 * SEARCH_MAX_TOP_K, 50)
 _options = DATABASES["default"].setdefault("OPTIONS", {})
 _options["options"] = f"{_options.get('options', '')} -c hnsw.ef_search={HNSW_EF_SEARCH}".strip()
+# libpq waits for ever on a server that does not answer; a connection attempt gives up after this
+# (?connect_timeout= in DATABASE_URL overrides it).
+_options.setdefault("connect_timeout", 5)
 # Server-side binding, and a statement run 5 times on a connection is prepared (psycopg's
 # prepare_threshold): each search's statements are then planned once per connection, and the
 # query vector is sent in binary. Off for PgBouncer in transaction mode before 1.21.
@@ -292,10 +337,16 @@ MCP_PORT = _number("MCP_PORT", 8001, minimum=0, maximum=65535)
 MCP_API_KEY = env.str("MCP_API_KEY", default="")
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
 WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
+# manage.py serve starts a process (or the embedded PostgreSQL) that stops again, at most this many
+# times in 10 minutes; once more, and it stops everything and exits with an error.
+SERVE_MAX_RESTARTS = _number("SERVE_MAX_RESTARTS", 5, minimum=0)
 if DATABASE_POOL:
     # Each request thread holds at most one connection at a time.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
         "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS,
-        "timeout": 30,
+        "timeout": DATABASE_POOL_TIMEOUT_SECONDS,
+        # While the database is down the pool retries with a growing delay; ending a round of retries
+        # after 5 s lets the next request start over at once, so the pool is back seconds after it.
+        "reconnect_timeout": 5,
     }

@@ -1,4 +1,4 @@
-"""URLs: GraphQL (with GraphiQL) at /graphql/, the admin at /admin/, health checks and metrics."""
+"""URLs: GraphQL (with GraphiQL) at /graphql/, the admin at /admin/, health checks and metrics; errors as JSON."""
 
 from django.contrib import admin
 from django.urls import path
@@ -15,3 +15,6 @@ urlpatterns = [
     path("readyz", readyz),
     path("metrics", metrics_view),
 ]
+
+# An uncaught error answers JSON with a code (HTTP 500 INTERNAL_ERROR), never an HTML page.
+handler500 = "memories.http.server_error"

@@ -14,6 +14,9 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
   ``DateTime``, ``NaN`` as a ``Float``, an integer over 4,300 digits): ``BAD_USER_INPUT``, with
   GraphQL's message naming the argument or variable;
 - ``ModelBackendError``: its own code (``MODEL_BACKEND_UNAVAILABLE``, ...);
+- a database that cannot be reached, or a schema changed under this process (a restore, a
+  migration): ``DATABASE_UNAVAILABLE`` (``memories.database``; the view answers HTTP 503 when
+  nothing else could be answered, and runs a query once more after a schema change);
 - ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
 
@@ -22,31 +25,40 @@ Mutations (and ``search``) return validation problems as ``OperationInfo`` resul
   ``createdAt: "2024-02-30"``, a document nested past the depth limit):
   ``GRAPHQL_VALIDATION_FAILED``; both with GraphQL's message (Apollo Server's codes).
 
-Client errors are logged as one line at INFO, without a traceback (a client cannot flood the log
-with them); only ``INTERNAL_ERROR`` is logged with its traceback, at ERROR. Strawberry's own
-logger (``strawberry.execution``), which logs every error with its traceback, is silenced in
-``settings.LOGGING``.
+Client errors are logged at INFO as one line per request, without a traceback, however many the
+document causes (a client cannot flood the log with them: the first few, and how many); a database
+fault as one WARNING line; only ``INTERNAL_ERROR`` is logged with its traceback, at ERROR.
+Strawberry's own logger (``strawberry.execution``), which logs every error with its traceback, is
+silenced in ``settings.LOGGING``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.db import DataError
 from graphql.error import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import MaskErrors
 
+from memories.database import database_unavailable, first_line, schema_changed
+from memories.http import DATABASE_UNAVAILABLE_MESSAGE
 from memories.llm import ModelBackendError
 from memories.search import ReembeddingNeeded
 
-__all__ = ["StableErrors"]
+__all__ = ["SCHEMA_CHANGED", "StableErrors"]
 
 logger = logging.getLogger(__name__)
 
+# The request attribute set when an error came from a schema changed under this process (the view
+# then replaces its connections, and runs a query again).
+SCHEMA_CHANGED = "memory_schema_changed"
 
 # A GraphQL message quotes the value it refused: a 5,000-digit literal is cut to this many characters.
 _MAX_MESSAGE_CHARS = 500
+# Client errors of one request quoted in its log line; the others are counted.
+_LOGGED_ERRORS = 3
 
 
 class StableErrors(MaskErrors):
@@ -54,6 +66,14 @@ class StableErrors(MaskErrors):
 
     def __init__(self) -> None:
         super().__init__(should_mask_error=lambda _: True)
+        self._client_errors: list[str] = []
+
+    def on_operation(self) -> Iterator[None]:
+        self._client_errors = []
+        yield from super().on_operation()
+        if errors := self._client_errors:
+            more = f" (and {len(errors) - _LOGGED_ERRORS} more)" if len(errors) > _LOGGED_ERRORS else ""
+            logger.info("GraphQL client error %s%s", "; ".join(errors[:_LOGGED_ERRORS]), more)
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         original = error.original_error
@@ -72,6 +92,11 @@ class StableErrors(MaskErrors):
             message, code = _validation_message(original), "BAD_USER_INPUT"
         elif isinstance(original, ObjectDoesNotExist):
             message, code = "Not found.", "NOT_FOUND"
+        elif database_unavailable(original) or schema_changed(original):
+            if schema_changed(original) and (request := getattr(self.execution_context.context, "request", None)):
+                setattr(request, SCHEMA_CHANGED, True)
+            logger.warning("GraphQL database fault at %s: %s", error.path or "-", first_line(original))
+            message, code = DATABASE_UNAVAILABLE_MESSAGE, "DATABASE_UNAVAILABLE"
         elif _unstorable_text(original):
             message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
         elif isinstance(original, RecursionError):
@@ -84,10 +109,10 @@ class StableErrors(MaskErrors):
         else:
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
-        if code != "INTERNAL_ERROR":
+        if code not in {"INTERNAL_ERROR", "DATABASE_UNAVAILABLE"}:
             # A client's text may hold lone surrogates, which no log handler can encode: escaped.
             printable = message.encode("utf-8", "backslashreplace").decode("utf-8")
-            logger.info("GraphQL client error %s at %s: %s", code, error.path or "-", printable)
+            self._client_errors.append(f"{code} at {error.path or '-'}: {printable}")
         return GraphQLError(
             message=message,
             nodes=error.nodes,

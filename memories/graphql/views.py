@@ -1,11 +1,12 @@
 """The GraphQL endpoint: authenticates the caller once, sets their ``Scope``, and answers every
-request with JSON, a client's mistake with a 4xx and a message saying what to fix."""
+request with JSON, a client's mistake with a 4xx and a message saying what to fix, a database it
+cannot reach with a 503."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from functools import lru_cache
 from io import BytesIO
 
 from cross_web import HTTPException
@@ -15,13 +16,16 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware, get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
-from graphql import GraphQLError, OperationDefinitionNode, parse
+from graphql import ExecutionResult, GraphQLError, OperationDefinitionNode, OperationType, parse
 from strawberry.django.views import GraphQLView
 from strawberry.http import GraphQLRequestData
 
+from memories.database import database_reconnect
+from memories.graphql.errors import SCHEMA_CHANGED
 from memories.graphql.permissions import Scope, api_key_scope
+from memories.http import RETRY_AFTER_SECONDS, error_body
 
-__all__ = ["MemoryGraphQLView", "error_body", "too_large_message"]
+__all__ = ["MemoryGraphQLView", "too_large_message"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,11 +34,6 @@ _UNAUTHENTICATED = (
     "(create one with `manage.py create_api_key`), or log into the admin to use GraphiQL."
 )
 _NOT_AN_OBJECT = 'The request body must be a JSON object: {"query": "...", "variables": {...}, "operationName": "..."}.'
-
-
-def error_body(message: str, code: str) -> dict[str, object]:
-    """A GraphQL response body with no data and one error: ``{"data": null, "errors": [...]}``."""
-    return {"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}
 
 
 def too_large_message() -> str:
@@ -62,6 +61,9 @@ class MemoryGraphQLView(GraphQLView):
       comes with a ``Content-Length`` or chunked.
     - A body that is not UTF-8, not JSON, or not a JSON object, and a document with several
       operations but no ``operationName``, get HTTP 400 (``BAD_REQUEST``) with a JSON body.
+    - A database that cannot be reached gets HTTP 503 (``DATABASE_UNAVAILABLE``) when nothing
+      could be answered; a query that failed on a schema changed under this process (a restore,
+      a migration) runs once more on new connections (``memories.database``).
     """
 
     def dispatch(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
@@ -114,11 +116,40 @@ class MemoryGraphQLView(GraphQLView):
                 raise HTTPException(400, _NOT_AN_OBJECT)
         parsed = super().parse_http_body(request)
         for item in parsed if isinstance(parsed, list) else [parsed]:
-            if item.operation_name is None and isinstance(item.query, str) and _operation_count(item.query) > 1:
+            if item.operation_name is None and isinstance(item.query, str) and len(_operations(item.query)) > 1:
                 raise HTTPException(
                     400, "The document holds several operations: send operationName to say which one to run."
                 )
         return parsed
+
+    def execute_single(
+        self,
+        request: HttpRequest,
+        request_adapter: object,
+        sub_response: HttpResponse,
+        context: object,
+        root_value: object,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """Strawberry's execution of one operation, again on new connections after a schema change.
+
+        A schema changed under this process fails a connection's prepared statements and typed
+        parameters once (``StableErrors`` marks the request): its connections are replaced and a
+        query, which writes nothing, runs again; a mutation is not run twice (its client retries).
+        """
+        run = functools.partial(
+            super().execute_single, request, request_adapter, sub_response, context, root_value, request_data
+        )
+        result = run()
+        if getattr(request, SCHEMA_CHANGED, False):
+            setattr(request, SCHEMA_CHANGED, False)
+            database_reconnect()
+            if _operation_type(request_data.query, request_data.operation_name) is OperationType.QUERY:
+                result = run()
+        if result.data is None and any(_code(error) == "DATABASE_UNAVAILABLE" for error in result.errors or ()):
+            sub_response.status_code = 503
+            sub_response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return result
 
     def _authenticated_dispatch(self, request: HttpRequest) -> HttpResponse:
         if request.headers.get("Authorization", ""):
@@ -159,11 +190,26 @@ def _read_chunked_body(request: HttpRequest) -> None:
     request._stream = BytesIO(body)
 
 
-@lru_cache(maxsize=256)
-def _operation_count(query: str) -> int:
-    """How many operations the document defines (1 when it does not parse: Strawberry reports that)."""
+@functools.lru_cache(maxsize=256)
+def _operations(query: str) -> tuple[tuple[str | None, OperationType], ...]:
+    """The document's operations as ``(name, type)`` (none when it does not parse: Strawberry reports that)."""
     try:
         document = parse(query, no_location=True)
     except (GraphQLError, RecursionError):
-        return 1
-    return sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
+        return ()
+    return tuple(
+        (d.name.value if d.name else None, d.operation)
+        for d in document.definitions
+        if isinstance(d, OperationDefinitionNode)
+    )
+
+
+def _operation_type(query: str | None, operation_name: str | None) -> OperationType | None:
+    """The type of the operation a request runs (``None`` when the document does not say)."""
+    operations = _operations(query) if isinstance(query, str) else ()
+    chosen = [kind for name, kind in operations if operation_name is None or name == operation_name]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def _code(error: GraphQLError) -> str | None:
+    return (error.extensions or {}).get("code")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from typing import Any
 
@@ -12,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from memories.models import Diary, EndUser
 from memories.services.curation import curated_save
-from memories.services.validation import json_nul_errors, text_errors, user_id_check, user_id_errors
+from memories.services.validation import metadata_errors, text_errors, user_id_check, user_id_errors
 
 __all__ = ["diary_delete", "diary_upsert"]
 
@@ -27,10 +26,11 @@ def diary_upsert(
     first, this one replaces it (the last call's text wins) instead of failing.
 
     Raises:
-        ValidationError: empty content or over ``MAX_DIARY_CHARS``, non-object metadata or metadata
-            over ``MAX_METADATA_BYTES`` as JSON, an empty or blank user id, a user id over its
-            column's length, or a NUL character or lone surrogate in the user id, the content or any
-            key or string of the metadata.
+        ValidationError: empty content or over ``MAX_DIARY_CHARS``, metadata that cannot be stored
+            (``metadata_errors``: not an object, over ``MAX_METADATA_BYTES`` as JSON, NaN or
+            Infinity), an empty or blank user id, a user id over its column's length, or a NUL
+            character or lone surrogate in the user id, the content or any key or string of the
+            metadata.
     """
     errors: dict[str, list[str]] = {}
     if not user_external_id.strip():
@@ -43,13 +43,7 @@ def diary_upsert(
         errors["content"] = problems
     elif len(content) > settings.MAX_DIARY_CHARS:
         errors["content"] = [f"content is longer than {settings.MAX_DIARY_CHARS} characters (MAX_DIARY_CHARS)."]
-    if metadata is not None and not isinstance(metadata, dict):
-        errors["metadata"] = ["metadata must be a JSON object."]
-    elif len(as_json := json.dumps(metadata)) > settings.MAX_METADATA_BYTES:
-        errors["metadata"] = [
-            f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."
-        ]
-    elif problems := json_nul_errors(field="metadata", value=metadata, as_json=as_json):
+    if metadata is not None and (problems := metadata_errors(value=metadata)):
         errors["metadata"] = problems
     if errors:
         raise ValidationError(errors)

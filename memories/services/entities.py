@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Value
+from django.db.models.functions import Lower
 
 from memories.llm.base import EntityMention, Fact
 from memories.llm.entities import find_entities
@@ -77,9 +79,7 @@ def entities_record(
         entity = by_name.get(key)
         if entity is None:
             kind = mention.kind if mention.kind in EntityKind.values else EntityKind.OTHER
-            entity = Entity.objects.create(
-                user=user, name=mention.name, kind=kind, first_mentioned_at=min(times), last_mentioned_at=max(times)
-            )
+            entity = _entity_get_or_create(user=user, name=mention.name, kind=kind, times=times)
             by_name[key] = entity
             existing.append(entity)
         entity.messages.add(*message_ids)
@@ -104,6 +104,18 @@ def entities_record(
             entity.last_mentioned_at = max([entity.last_mentioned_at, *times])
             entity.save(update_fields=["first_mentioned_at", "last_mentioned_at", "updated_at"])
     return list(touched.values())
+
+
+def _entity_get_or_create(*, user: EndUser, name: str, kind: str, times: Sequence[datetime]) -> Entity:
+    """The user's entity ``name`` (case aside), created unless another transaction has just created it.
+
+    Two extractions of one user naming the same new person run side by side: the insert skips a row
+    that ``entity_unique_name_per_user`` already holds (ON CONFLICT DO NOTHING, which waits for the
+    other transaction to commit), and the select then finds that row.
+    """
+    row = Entity(user=user, name=name, kind=kind, first_mentioned_at=min(times), last_mentioned_at=max(times))
+    Entity.objects.bulk_create([row], ignore_conflicts=True)
+    return Entity.objects.alias(lowered=Lower("name")).get(user=user, lowered=Lower(Value(name)))
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import job_enqueue, jobs_forget
 from memories.services.knowledge import knowledge_revive
 from memories.services.validation import user_id_check
 
@@ -37,7 +37,8 @@ def history_delete(
     messages, and the entities no remaining turn or fact names, are deleted in the same
     transaction, so deleted words cannot come back through search or ``entities`` (an entity
     still mentioned is dated by its remaining turns, or else by its remaining facts); so are the
-    copies of their text in the facts' audit history and the admin log. A fact a deleted one
+    copies of their text in the facts' audit history, the admin log and the records of tasks that
+    failed on them. A fact a deleted one
     superseded is active again when nothing else in its slot is. A session that still has
     messages is queued to be summarised again. A session left empty is deleted.
 
@@ -71,10 +72,19 @@ def history_delete(
     superseded = list(
         Knowledge.objects.filter(superseded_by__in=raised_ids).exclude(pk__in=raised_ids).values_list("pk", flat=True)
     )
-    # The admin log quotes the first words of each row it logged: those entries go too.
+    # The admin log quotes the first words of each row it logged: those entries go too; so do the
+    # records of failed tasks on these rows, whose errors may quote them.
     admin_log_forget(rows=Knowledge.objects.filter(pk__in=raised_ids))
     admin_log_forget(rows=messages)
     admin_log_forget(rows=Summary.objects.filter(session_id__in=session_ids))
+    jobs_forget(
+        session_ids=session_ids,
+        row_ids={
+            "message": messages.values_list("pk", flat=True),
+            "knowledge": raised_ids,
+            "summary": Summary.objects.filter(session_id__in=session_ids).values_list("pk", flat=True),
+        },
+    )
     Knowledge.objects.filter(pk__in=raised_ids).delete()
     # After the delete: django-simple-history records each deleted row, text and all.
     Knowledge.history.filter(id__in=raised_ids).delete()
@@ -127,7 +137,8 @@ class UserForgotten:
 @transaction.atomic
 def user_forget(*, user_external_id: str) -> UserForgotten:
     """Remove every row of an end user (messages, sessions, summaries, knowledge, diaries), and
-    the copies of their text in the facts' audit history and the admin log.
+    the copies of their text in the facts' audit history, the admin log and the records of the
+    tasks that failed on them.
 
     Returns:
         The counts (all zero for an unknown user).
@@ -145,6 +156,14 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     for model in (Message, Session, Summary, Knowledge, Diary, Entity):
         admin_log_forget(rows=model.objects.filter(user=user))
     admin_log_forget(rows=EndUser.objects.filter(pk=user_pk))
+    # The records of failed tasks on their rows: their errors may quote the user's words.
+    jobs_forget(
+        session_ids=Session.objects.filter(user=user).values_list("pk", flat=True),
+        row_ids={
+            kind: model.objects.filter(user=user).values_list("pk", flat=True)
+            for kind, model in (("message", Message), ("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
+        },
+    )
     _, per_model = user.delete()
     # The audit trail keeps old texts, and django-simple-history has just recorded each deleted
     # fact, text and all: forget them too.

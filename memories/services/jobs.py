@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from django.db import transaction
@@ -9,7 +10,7 @@ from django.db.models import F
 from django_q.models import Failure, Task
 from django_q.tasks import async_task
 
-__all__ = ["job_enqueue", "job_record_success", "jobs_requeue_failed"]
+__all__ = ["job_enqueue", "job_record_success", "jobs_forget", "jobs_requeue_failed"]
 
 
 def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
@@ -63,3 +64,32 @@ def jobs_requeue_failed(*, func: str, stopped_before: datetime, max_rounds: int)
         async_task(func, *args, sweep_round=sweep_round)
         queued.append(args)
     return queued
+
+
+def jobs_forget(*, session_ids: Iterable[int] = (), row_ids: Mapping[str, Iterable[int]] | None = None) -> int:
+    """Delete the records of failed tasks that worked on these sessions or rows.
+
+    A failed task's record keeps its error and traceback, which may quote a user's words (a
+    constraint's DETAIL, a model server's answer): they go with the words (``deleteHistory``,
+    ``forgetUser``). Tasks take ids: ``summarize_session`` and ``extract_knowledge`` a session's,
+    ``embed_rows`` a kind and row ids.
+
+    Args:
+        session_ids: session pks.
+        row_ids: row pks by ``embed_rows`` kind (``"message"``, ``"summary"``, ``"knowledge"``, ``"diary"``).
+
+    Returns:
+        How many records were deleted.
+    """
+    sessions = set(session_ids)
+    rows = {kind: set(ids) for kind, ids in (row_ids or {}).items()}
+
+    def names_them(func: str, args: tuple) -> bool:
+        if func == "memories.tasks.embed_rows":
+            return len(args) == 2 and not rows.get(args[0], set()).isdisjoint(args[1])
+        return bool(args) and args[0] in sessions
+
+    # Few failures are kept (a success replaces its failure), and their arguments are pickled: read in Python.
+    failed = Failure.objects.filter(func__startswith="memories.tasks.").only("id", "func", "args")
+    doomed = [task.pk for task in failed if names_them(task.func, tuple(task.args or ()))]
+    return Task.objects.filter(pk__in=doomed).delete()[0]

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from memories.models import EndUser, Message, Role, Session, Summary
 from memories.services.jobs import job_enqueue
-from memories.services.validation import json_nul_errors, text_errors, user_id_errors
+from memories.services.validation import metadata_errors, moment_errors, text_errors, user_id_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
 
@@ -93,28 +93,12 @@ def _validate(*, user_external_id: str, session_external_id: str, channel: str, 
             errors[f"messages.{i}.content"] = problems
         if problems := text_errors(field="externalId", value=message.external_id, max_length=_MESSAGE_ID_MAX):
             errors[f"messages.{i}.externalId"] = problems
-        if message.created_at is not None and timezone.is_naive(message.created_at):
-            errors[f"messages.{i}.createdAt"] = ["createdAt needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
-        elif message.created_at is not None and _overflows_in_utc(message.created_at):
-            errors[f"messages.{i}.createdAt"] = ["createdAt is out of range once converted to UTC (year 1 to 9999)."]
-        if not isinstance(message.metadata, dict):
-            errors[f"messages.{i}.metadata"] = ["metadata must be a JSON object."]
-        elif len(as_json := json.dumps(message.metadata)) > settings.MAX_METADATA_BYTES:
-            errors[f"messages.{i}.metadata"] = [
-                f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."
-            ]
-        elif problems := json_nul_errors(field="metadata", value=message.metadata, as_json=as_json):
+        if problems := moment_errors(field="createdAt", value=message.created_at):
+            errors[f"messages.{i}.createdAt"] = problems
+        if problems := metadata_errors(value=message.metadata):
             errors[f"messages.{i}.metadata"] = problems
     if errors:
         raise ValidationError(errors)
-
-
-def _overflows_in_utc(moment: datetime) -> bool:
-    try:
-        moment.astimezone(UTC)
-    except OverflowError:
-        return True
-    return False
 
 
 @transaction.atomic

@@ -3,13 +3,17 @@ field instead of a database error."""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from memories.models import EndUser
 
-__all__ = ["json_nul_errors", "text_errors", "user_id_check", "user_id_errors"]
+__all__ = ["json_nul_errors", "metadata_errors", "moment_errors", "text_errors", "user_id_check", "user_id_errors"]
 
 # The longest end user id the column holds.
 _USER_ID_MAX = EndUser._meta.get_field("external_id").max_length
@@ -48,6 +52,42 @@ def json_nul_errors(*, field: str, value: object, as_json: str | None = None) ->
         return [f"{field} must not contain the NUL character (U+0000) in any key or string."]
     if _holds(value, _SURROGATE):
         return [f"{field} must not contain a lone surrogate (U+D800-U+DFFF) in any key or string."]
+    return []
+
+
+def metadata_errors(*, value: object) -> list[str]:
+    """Why ``metadata`` (a GraphQL ``JSON`` argument) cannot be stored; ``[]`` when it can.
+
+    It must be a JSON object of at most ``MAX_METADATA_BYTES`` as JSON, hold no number JSON has no
+    notation for (NaN, Infinity, and a number past a double's range such as ``1e999``, which Python
+    reads as Infinity: PostgreSQL's ``jsonb`` refuses them), and no text ``jsonb`` refuses
+    (``json_nul_errors``).
+    """
+    if not isinstance(value, dict):
+        return ["metadata must be a JSON object."]
+    try:
+        as_json = json.dumps(value, allow_nan=False)
+    except ValueError:
+        return ["metadata must not hold NaN or Infinity, nor a number beyond a double's range such as 1e999."]
+    if len(as_json) > settings.MAX_METADATA_BYTES:
+        return [f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES)."]
+    return json_nul_errors(field="metadata", value=value, as_json=as_json)
+
+
+def moment_errors(*, field: str, value: datetime | None) -> list[str]:
+    """Why a date-time a caller sent (the GraphQL field ``field``) cannot be used; ``[]`` when it can.
+
+    It must carry its offset (a naive one would silently be read as UTC) and stay within years 1 to
+    9999 once converted to UTC.
+    """
+    if value is None:
+        return []
+    if timezone.is_naive(value):
+        return [f"{field} needs a timezone offset, e.g. 2024-05-01T12:00:00Z."]
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        return [f"{field} is out of range once converted to UTC (year 1 to 9999)."]
     return []
 
 

@@ -7,6 +7,7 @@ import html
 
 import pytest
 from django.contrib.auth.models import User
+from django.http import HttpRequest
 from django.urls import reverse
 
 from memories.models import Message
@@ -41,7 +42,7 @@ def test_the_playground_is_for_staff_only(client):
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
     User.objects.create_user("someone", password="pw")
-    client.login(username="someone", password="pw")
+    client.login(request=HttpRequest(), username="someone", password="pw")  # django-axes needs the request
     assert client.get(URL).status_code == 302
 
 

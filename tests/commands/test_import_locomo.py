@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from django.core.management import CommandError, call_command
 
 from memories.importers import parse_locomo_time
 from memories.models import EndUser, Message, Session, Summary
+from tests.ops.live import ROOT, database_url, environment
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -131,3 +134,21 @@ def test_search_retrieves_the_evidence_of_single_hop_questions(sample, imported,
         found += any(texts[e] in result["retrievedData"] for e in question["evidence"])
     # Most single-hop questions find their evidence turn in the top 5 hits (bench/retrieval.py scores it all).
     assert found / len(questions) >= 0.6, f"{found}/{len(questions)}"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_progress_bar_is_not_drowned_by_a_line_per_queued_task(sample):
+    """Run as an operator runs it: tasks queued for a worker (not run in-process), at LOG_LEVEL=INFO."""
+    env = environment(DATABASE_URL=database_url(), LOG_LEVEL="INFO")
+    done = subprocess.run(
+        [sys.executable, "manage.py", "import_conversations", str(LOCOMO), "--samples", SAMPLE, "--max-sessions", "3"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "3 sessions imported" in done.stdout
+    assert "sessions: 100%" in done.stderr
+    assert all(line.startswith("sessions:") for line in done.stderr.split("\n") if line), done.stderr[-3000:]

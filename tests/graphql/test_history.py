@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
+from django.utils import timezone
+from django_q.models import Task
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 from tests.graphql.documents import (
@@ -205,3 +208,58 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
         "knowledge": 0,
         "diaries": 0,
     }
+
+
+def _failed_task(func: str, *args: object) -> str:
+    """A task django-q2 recorded as failed, its error quoting the user's words (as a constraint's DETAIL does)."""
+    now = timezone.now()
+    task = Task.objects.create(
+        id=uuid.uuid4().hex,
+        name=f"task-{uuid.uuid4().hex[:8]}",
+        func=func,
+        args=args,
+        kwargs={},
+        result="IntegrityError: duplicate key value\nDETAIL:  Key (user_id, lower(name::text))=(1, my locker code)",
+        started=now,
+        stopped=now,
+        success=False,
+    )
+    return task.pk
+
+
+def test_deleting_history_deletes_the_records_of_tasks_that_failed_on_it(alice_and_bob, gql_ok):
+    s1, s2 = (Session.objects.get(user__external_id="alice", external_id=s).pk for s in ("s1", "s2"))
+    bob_s1 = Session.objects.get(user__external_id="bob").pk
+    s2_message = Message.objects.get(session_id=s2).pk
+    gone = [
+        _failed_task("memories.tasks.extract_knowledge", s2),
+        _failed_task("memories.tasks.summarize_session", s2),
+        _failed_task("memories.tasks.embed_rows", "message", [s2_message, 10**9]),
+    ]
+    kept = [
+        _failed_task("memories.tasks.extract_knowledge", s1),
+        _failed_task("memories.tasks.extract_knowledge", bob_s1),
+        _failed_task("memories.tasks.embed_rows", "summary", [s2_message]),  # another kind's row of that id
+    ]
+
+    gql_ok(DELETE_HISTORY, {"userId": "alice", "sessionId": "s2"})
+
+    assert set(Task.objects.values_list("id", flat=True)) == set(kept)
+    assert not set(gone) & set(Task.objects.values_list("id", flat=True))
+
+
+def test_forgetting_a_user_deletes_the_records_of_tasks_that_failed_on_their_rows(alice_and_bob, gql_ok):
+    alice_sessions = list(Session.objects.filter(user__external_id="alice").values_list("pk", flat=True))
+    alice_message = Message.objects.filter(user__external_id="alice").values_list("pk", flat=True).first()
+    gql_ok(UPSERT_DIARY, {"userId": "alice", "diaryDate": "2024-05-03", "content": "Gym at 7."})
+    diary = Diary.objects.get(user__external_id="alice").pk
+    bob_s1 = Session.objects.get(user__external_id="bob").pk
+    for session in alice_sessions:
+        _failed_task("memories.tasks.summarize_session", session)
+    _failed_task("memories.tasks.embed_rows", "message", [alice_message])
+    _failed_task("memories.tasks.embed_rows", "diary", [diary])
+    kept = _failed_task("memories.tasks.summarize_session", bob_s1)
+
+    gql_ok(FORGET_USER, {"userId": "alice"})
+
+    assert list(Task.objects.values_list("id", flat=True)) == [kept]

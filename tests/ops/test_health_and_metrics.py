@@ -7,9 +7,14 @@ import os
 import re
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+import psycopg
 import pytest
+from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 from django_q.models import Schedule
@@ -17,8 +22,16 @@ from django_q.models import Schedule
 from memories.llm import ModelBackendError
 from memories.models import Message, Session
 from memories.services.schedules import SWEEP_NAME
+from memoryproject import WORKER_APPLICATION_NAME
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("hashing_embedder")]
+
+
+@pytest.fixture
+def worker_connected() -> Iterator[None]:
+    """A connection to the test database under the name a worker's processes use (as ``manage.py qcluster``)."""
+    with psycopg.connect(**_connection_params(), application_name=WORKER_APPLICATION_NAME):
+        yield
 
 
 def test_healthz_answers_without_a_key(client):
@@ -27,14 +40,72 @@ def test_healthz_answers_without_a_key(client):
     assert response.json() == {"status": "ok"}
 
 
-def test_readyz_is_ready_when_every_check_passes(client):
+def test_readyz_is_ready_when_every_check_passes(client, worker_connected):
     Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() + timedelta(minutes=1))
     response = client.get("/readyz", HTTP_HOST="localhost")
     assert response.status_code == 200, response.json()
     body = response.json()
     assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], [])
-    assert set(body["checks"]) == {"database", "migrations", "worker", "embedding_backend", "embedding_backlog"}
+    assert set(body["checks"]) == {
+        "database",
+        "migrations",
+        "search",
+        "worker",
+        "embedding_backend",
+        "embedding_backlog",
+    }
     assert body["checks"]["embedding_backend"]["model"] == "hashing"
+    assert body["checks"]["worker"]["connections"] == 1
+
+
+def test_readyz_reports_the_worker_degraded_as_soon_as_none_is_connected(client):
+    """Its sweep ran on time, but no worker process is connected now (killed, restarting)."""
+    Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now() + timedelta(minutes=1))
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], ["worker"])
+    assert body["checks"]["worker"] == {"ok": False, "sweep_overdue_seconds": 0, "connections": 0}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readyz_fails_within_a_second_while_a_restore_holds_the_tables(client, worker_connected):
+    """pg_restore --single-transaction drops and creates the tables, holding them until it commits."""
+    with psycopg.connect(**_connection_params()) as restore, ThreadPoolExecutor(1) as probes:
+        restore.execute(f"LOCK TABLE django_migrations, {Message._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+        probe = probes.submit(_readyz_from_another_thread, client)
+        try:
+            response, seconds = probe.result(timeout=5)
+        finally:
+            restore.rollback()  # the restore ends: whatever waits for its tables goes on
+    assert seconds < 2
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["migrations"]
+    assert "statement timeout" in response.json()["checks"]["migrations"]["error"]
+    assert client.get("/readyz", HTTP_HOST="localhost").status_code == 200
+
+
+def _readyz_from_another_thread(client) -> tuple[object, float]:  # noqa: ANN001
+    started = time.monotonic()
+    try:
+        return client.get("/readyz", HTTP_HOST="localhost"), time.monotonic() - started
+    finally:
+        connection.close()
+
+
+def test_readyz_fails_when_a_search_statement_fails(client, worker_connected):
+    """A restore that left the vector column out: searches fail, and so does readiness."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"ALTER TABLE {Message._meta.db_table} RENAME COLUMN embedding TO embedding_gone")
+    response = client.get("/readyz", HTTP_HOST="localhost")
+    assert response.status_code == 503
+    assert response.json()["failed"] == ["search"]
+    assert "embedding" in response.json()["checks"]["search"]["error"]
+
+
+def _connection_params() -> dict[str, object]:
+    params = connection.get_connection_params()
+    return {k: v for k, v in params.items() if k in {"dbname", "user", "password", "host", "port"}}
 
 
 def test_readyz_stays_ready_without_a_worker_and_reports_it(client, add_messages):
@@ -98,7 +169,7 @@ class BrokenEmbedder:
         raise RuntimeError("model server down")
 
 
-def test_readyz_stays_ready_when_a_remote_embedding_server_does_not_answer(client, settings):
+def test_readyz_stays_ready_when_a_remote_embedding_server_does_not_answer(client, settings, worker_connected):
     Schedule.objects.filter(name=SWEEP_NAME).update(next_run=timezone.now())
     settings.EMBEDDING_BACKEND = "tests.ops.test_health_and_metrics.UnreachableEmbedder"
     response = client.get("/readyz", HTTP_HOST="localhost")

@@ -17,76 +17,37 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import quote
 
 import psutil
 import pytest
-from django.db import connections
 
 from memories.models import Message
 from memories.services.api_keys import api_key_create
+from tests.ops.live import (
+    ROOT,
+    Load,
+    child,
+    database_url,
+    environment,
+    free_port,
+    graphql,
+    manage,
+    postmaster,
+    request,
+    start_serve,
+    stop,
+    wait_for,
+    wait_until_served,
+)
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 ADD = """
 mutation { addMessages(userId: "alice", sessionId: "s1", messages: [{role: "user", content: "I love ramen"}]) {
   ... on AddMessagesResult { messages { content } }
 } }
 """
 MAX_REQUEST_BYTES = 4000
-FAKE_EMBEDDER = "tests.llm.test_registry.ConstantEmbedder"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _test_database_url() -> str:
-    db = connections["default"].settings_dict
-    host = db["HOST"]
-    if host.startswith("/"):
-        return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@/{db['NAME']}?host={host}"
-    return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def _environment(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings", "LOG_LEVEL": "WARNING"}
-    for name in ("DATABASE_URL", "Q_SYNC", "EMBEDDED_DB_DIR"):
-        env.pop(name, None)
-    # No model to load at start: these tests are about processes, not vectors.
-    env.update({"Q_WORKERS": "1", "WEB_THREADS": "4", "EMBEDDING_BACKEND": FAKE_EMBEDDER, **extra})
-    return env
-
-
-def _start(*args: str, port: int, env: dict[str, str]) -> subprocess.Popen:
-    """``manage.py serve`` in a process group of its own, as a shell runs ``make run``."""
-    return subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--port", str(port), *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-
-
-def _wait_until_served(service: subprocess.Popen, port: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert service.poll() is None, service.stderr.read().decode()[-3000:]
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/graphql/", headers={"Accept": "text/html"})
-            connection.getresponse().read()
-            return
-        except OSError:
-            time.sleep(0.2)
-        finally:
-            connection.close()
-    raise AssertionError("the service did not answer within 60 s")
 
 
 def _post(
@@ -110,12 +71,12 @@ def _post(
 @pytest.fixture(scope="module")
 def web_port(django_db_setup, django_db_blocker) -> Iterator[int]:  # noqa: ANN001
     """The port of ``manage.py serve web`` (gunicorn) on the test database, stopped after the module."""
-    port = _free_port()
+    port = free_port()
     with django_db_blocker.unblock():
-        env = _environment(DATABASE_URL=_test_database_url(), MAX_REQUEST_BYTES=str(MAX_REQUEST_BYTES))
-    service = _start("web", port=port, env=env)
+        env = environment(DATABASE_URL=database_url(), MAX_REQUEST_BYTES=str(MAX_REQUEST_BYTES))
+    service = start_serve("web", port=port, env=env)
     try:
-        _wait_until_served(service, port)
+        wait_until_served(service, port)
         yield port
     finally:
         service.send_signal(signal.SIGTERM)
@@ -193,52 +154,34 @@ def test_graphiql_page_and_static_files_are_served(web_port):
         connection.close()
 
 
-# --- supervision: nothing outlives the service -------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def embedded_dir(tmp_path_factory) -> Path:  # noqa: ANN001
-    """A migrated embedded PostgreSQL cluster of this module's own (stopped between tests)."""
-    data_dir = tmp_path_factory.mktemp("embedded") / "pg"
-    env = _environment(EMBEDDED_DB_DIR=str(data_dir))
-    done = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, capture_output=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
-    assert not (data_dir / "postmaster.pid").exists()  # the last process using it left: it stopped
-    return data_dir
+# --- supervision: nothing outlives the service, a process that stops is started again ----------
 
 
 @pytest.fixture
-def service(embedded_dir) -> Iterator[tuple[subprocess.Popen, int]]:  # noqa: ANN001
-    """``manage.py serve`` (web and worker) on the embedded cluster; killed after the test if still up."""
-    port = _free_port()
-    service = _start(port=port, env=_environment(EMBEDDED_DB_DIR=str(embedded_dir)))
+def service(embedded_dir, tmp_path) -> Iterator[tuple[subprocess.Popen, int, Path]]:  # noqa: ANN001
+    """``manage.py serve`` (web and worker) on the embedded cluster, its stderr in a file; killed after the test."""
+    port, log = free_port(), tmp_path / "serve.log"
+    service = start_serve(port=port, env=environment(EMBEDDED_DB_DIR=str(embedded_dir)), log=log)
     try:
-        _wait_until_served(service, port)
-        yield service, port
+        wait_until_served(service, port)
+        yield service, port, log
     finally:
-        if service.poll() is None:
-            os.killpg(service.pid, signal.SIGKILL)
-            service.wait()
+        stop(service)
 
 
 def _processes_of(service: subprocess.Popen, data_dir: Path) -> list[psutil.Process]:
     """The service, every process under it once the worker's cluster is up, and the embedded PostgreSQL."""
     root = psutil.Process(service.pid)
-    deadline = time.monotonic() + 30
-    while len(_child(service, "worker").children(recursive=True)) < 4:  # Q_WORKERS=1: guard, worker, monitor, pusher
-        assert time.monotonic() < deadline, "the worker's cluster did not start"
-        time.sleep(0.2)
-    postmaster = int((data_dir / "postmaster.pid").read_text().split()[0])
-    return [root, *root.children(recursive=True), psutil.Process(postmaster)]
+    wait_for(lambda: _cluster_started(service), 30, "the worker's cluster")
+    return [root, *root.children(recursive=True), postmaster(data_dir)]
 
 
-def _child(service: subprocess.Popen, name: str) -> psutil.Process:
-    """The service's child running the Procfile's ``name`` process (gunicorn's master, or the worker's parent)."""
-    word = {"web": "gunicorn", "worker": "qcluster"}[name]
-    (child,) = [p for p in psutil.Process(service.pid).children() if word in " ".join(p.cmdline())]
-    return child
+def _cluster_started(service: subprocess.Popen) -> bool:
+    """Q_WORKERS=1: the worker's parent has its guard, worker, monitor and pusher."""
+    try:
+        return len(child(service, "worker").children(recursive=True)) >= 4
+    except (ValueError, psutil.Error):
+        return False
 
 
 def _assert_all_gone(processes: list[psutil.Process]) -> None:
@@ -248,29 +191,91 @@ def _assert_all_gone(processes: list[psutil.Process]) -> None:
 
 @pytest.mark.parametrize("to_group", [False, True], ids=["sigterm-to-serve", "sigterm-to-its-process-group"])
 def test_sigterm_stops_every_process_and_the_embedded_database(service, embedded_dir, to_group):
-    service, _ = service
+    service, _, log = service
     processes = _processes_of(service, embedded_dir)
     if to_group:  # what systemd's KillMode=control-group and a terminal's session end do
         os.killpg(service.pid, signal.SIGTERM)
     else:
         service.send_signal(signal.SIGTERM)
-    assert service.wait(timeout=60) == 0, service.stderr.read().decode()[-3000:]
+    assert service.wait(timeout=60) == 0, log.read_text()[-3000:]
     _assert_all_gone(processes)
     assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
 
 
-@pytest.mark.parametrize("name", ["worker", "web"])
-def test_a_process_killed_outright_stops_the_whole_service(service, embedded_dir, name):
-    service, port = service
-    processes = _processes_of(service, embedded_dir)
-    _child(service, name).kill()  # SIGKILL: its own children are orphaned
+def test_a_killed_web_process_is_started_again_alone(service, embedded_dir):
+    service, port, log = service
+    _processes_of(service, embedded_dir)
+    killed, worker = child(service, "web"), child(service, "worker")
+    orphans = killed.children(recursive=True)
+    killed.kill()  # SIGKILL: its own children (gunicorn's workers) are orphaned
 
-    assert service.wait(timeout=60) != 0
-    assert f"The {name} process exited" in service.stderr.read().decode()
-    _assert_all_gone(processes)
-    assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
-    with pytest.raises(ConnectionRefusedError):
-        socket.create_connection(("127.0.0.1", port), timeout=2)
+    wait_for(lambda: _restarted(service, "web", killed), 30, "the web process to be started again")
+    assert "The web process exited (code -9); starting it again (restart 1 of 5 in 10 minutes)." in log.read_text()
+    assert not [p for p in orphans if _alive(p)]  # stopped before the new one started
+    assert worker.is_running()  # left alone
+    wait_for(lambda: request(port, "GET", "/healthz").status == 200, 30, "the web process")
+    assert service.poll() is None
+
+
+def test_the_api_answers_while_a_killed_worker_is_started_again_up_to_the_limit(embedded_dir, tmp_path):
+    """The worker killed under load: every request answered, the worker back within 30 s, nothing
+    lost; killed once more than SERVE_MAX_RESTARTS allows, the whole service stops."""
+    env = environment(EMBEDDED_DB_DIR=str(embedded_dir), SERVE_MAX_RESTARTS="1")
+    key = manage("create_api_key", "load", "--all-users", env=env).strip()
+    port, log = free_port(), tmp_path / "serve.log"
+    service = start_serve(port=port, env=env, log=log)
+    try:
+        wait_until_served(service, port)
+        _processes_of(service, embedded_dir)
+        with Load(port, key) as load:
+            wait_for(lambda: _worker_ready(load, after=0), 30, "the worker to be connected")
+            killed = child(service, "worker")
+            killed.kill()
+            killed_at = time.monotonic()
+            wait_for(lambda: _worker_ready(load, after=killed_at, degraded=True), 30, "/readyz to report the worker")
+            wait_for(lambda: _worker_ready(load, after=killed_at), 30, "the worker to be back")
+            back_in = time.monotonic() - killed_at
+
+        assert back_in < 30
+        assert "The worker process exited (code -9); starting it again (restart 1 of 1" in log.read_text()
+        for kind, _, answer in load.answers:  # every request served, the worker or not
+            assert answer.status == 200, (kind, answer.status, answer.body[:300])
+            assert "errors" not in answer.json(), (kind, answer.body[:300])
+        assert load.acknowledged
+        assert load.acknowledged <= load.stored()
+        waiting = lambda: graphql(port, key, "{ backlog { messagesWaitingForVector } }").json()["data"]  # noqa: E731
+        wait_for(lambda: waiting()["backlog"]["messagesWaitingForVector"] == 0, 30, "the new worker to embed them")
+
+        processes = _processes_of(service, embedded_dir)
+        child(service, "worker").kill()
+        assert service.wait(timeout=90) == 1
+        assert "The worker process exited (code -9); everything was stopped." in log.read_text()
+        _assert_all_gone(processes)
+        assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", port), timeout=2)
+    finally:
+        stop(service)
+
+
+def _worker_ready(load: Load, *, after: float, degraded: bool = False) -> bool:
+    """Whether /readyz said the worker was degraded (or, by default, not) after the monotonic time ``after``."""
+    probes = [a.json() for k, t, a in list(load.answers) if k == "readyz" and t > after]
+    return any(("worker" in p["degraded"]) == degraded for p in probes)
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _restarted(service: subprocess.Popen, name: str, killed: psutil.Process) -> bool:
+    try:
+        return child(service, name).pid != killed.pid and (name == "web" or _cluster_started(service))
+    except ValueError:  # not started yet
+        return False
 
 
 _JOIN = """
@@ -284,17 +289,14 @@ time.sleep(60)
 
 
 def test_a_handle_left_by_a_killed_process_does_not_keep_the_database_up(embedded_dir):
-    env = _environment(EMBEDDED_DB_DIR=str(embedded_dir))
+    env = environment(EMBEDDED_DB_DIR=str(embedded_dir))
     crashed = subprocess.Popen([sys.executable, "-c", _JOIN], cwd=ROOT, env=env, stdout=subprocess.PIPE)
     assert crashed.stdout.readline() == b"joined\n"
     crashed.kill()  # no chance to leave: its pid stays listed as a user of the server
     crashed.wait()
     assert crashed.pid in json.loads((embedded_dir / ".handle_pids.json").read_text())
-    postmaster = psutil.Process(int((embedded_dir / "postmaster.pid").read_text().split()[0]))
+    server = postmaster(embedded_dir)
 
-    done = subprocess.run(
-        [sys.executable, "manage.py", "showmigrations", "memories"], cwd=ROOT, env=env, capture_output=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
-    _assert_all_gone([postmaster])
+    manage("showmigrations", "memories", env=env, timeout=60)
+    _assert_all_gone([server])
     assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []

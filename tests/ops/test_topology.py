@@ -3,13 +3,13 @@ with Redis as the task broker (a redis-server this test starts on a free port)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -18,43 +18,28 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from memories.management.commands.serve import procfile_processes
 from memories.models import Message, Session, Summary
 from memories.services.api_keys import api_key_create
+from tests.ops.live import database_url, free_port, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 REPO = Path(settings.BASE_DIR)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(check, timeout: float, what: str) -> None:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     if shutil.which("redis-server") is None:
         pytest.fail("redis-server is not installed (make test installs Debian's redis-server)")
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
         stdout=subprocess.DEVNULL,
     )
     try:
-        _wait_for(lambda: _connects(port), 10, "redis-server")
+        wait_for(lambda: _connects(port), 10, "redis-server")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         server.terminate()
@@ -72,21 +57,19 @@ def _connects(port: int) -> bool:
 @pytest.fixture
 def topology(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
     """Two web processes and two workers, as the Procfile runs them; yields the web base URLs."""
-    db = connection.settings_dict
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
-        "DATABASE_URL": f"postgresql://{db['USER']}@/{db['NAME']}?host={db['HOST']}",
+        "DATABASE_URL": database_url(),
         "Q_BROKER": "redis",
         "REDIS_URL": redis_url,
         "Q_WORKERS": "1",
         "EMBEDDING_BACKEND": "tests.fakes.HashingEmbedder",
         "EMBEDDING_MODEL": "hashing",
         "WEB_THREADS": "4",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     commands = procfile_processes(REPO / "Procfile")
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     processes = [
         subprocess.Popen(
             commands["web"],
@@ -113,15 +96,19 @@ def topology(redis_url: str, tmp_path: Path) -> Iterator[list[str]]:
     ]
     try:
         for port in ports:
-            _wait_for(lambda port=port: _connects(port), 60, f"the web process on {port}")
+            wait_for(lambda port=port: _connects(port), 60, f"the web process on {port}")
         yield [f"http://127.0.0.1:{port}" for port in ports]
     finally:
+        # SIGTERM to each process alone, as serve does: django-q2's cluster stops its own processes,
+        # and hangs if they get the signal too. Then whatever is left of each group.
         for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
+            process.terminate()
         for process in processes:
             try:
                 process.wait(30)
             except subprocess.TimeoutExpired:
+                pass
+            with contextlib.suppress(ProcessLookupError):  # the group is gone already
                 os.killpg(process.pid, signal.SIGKILL)
 
 
@@ -158,7 +145,7 @@ def test_two_web_processes_and_two_workers_on_one_database_with_redis(topology):
     assert all(a["data"]["addMessages"]["__typename"] == "AddMessagesResult" for a in answers), answers
 
     # Every message embedded once, by whichever worker took its task.
-    _wait_for(lambda: not Message.objects.filter(embedding__isnull=True).exists(), 90, "every message embedded")
+    wait_for(lambda: not Message.objects.filter(embedding__isnull=True).exists(), 90, "every message embedded")
     assert Message.objects.count() == 80
     assert set(Message.objects.values_list("embedding_model", flat=True)) == {"hashing"}
 
@@ -167,7 +154,7 @@ def test_two_web_processes_and_two_workers_on_one_database_with_redis(topology):
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda a: _graphql(a[0], key, SUMMARISE, {"u": a[1]}), [(b, u) for b in topology for u in users]))
     sessions = Session.objects.count()
-    _wait_for(lambda: Summary.objects.count() == sessions, 90, "every session summarised")
+    wait_for(lambda: Summary.objects.count() == sessions, 90, "every session summarised")
     first = dict(Summary.objects.values_list("session_id", "content"))
     time.sleep(2)  # duplicate tasks, if any, have run by now: they changed nothing
     assert Summary.objects.count() == sessions

@@ -7,32 +7,43 @@ import os
 import shlex
 import subprocess
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django_q.models import Failure
 from django_q.tasks import async_task
 
 from memories.management.commands.serve import procfile_processes
 from memories.models import Message
 from memories.services.messages import MessageIn, messages_add
+from tests.ops.live import database_url, environment, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    host = db["HOST"] or db["OPTIONS"].get("host", "")
-    if host.startswith("/"):
-        return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@/{db['NAME']}?host={host}"
-    return f"postgresql://{db['USER']}:{quote(db['PASSWORD'] or '')}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
+@contextmanager
+def _worker(log: Path) -> Iterator[subprocess.Popen]:
+    """``manage.py qcluster`` (one worker process) on the test database, its stderr in ``log``; stopped after."""
+    env = environment(DATABASE_URL=database_url(), EMBEDDING_BACKEND="local")
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log.open("w")
+    )
+    try:
+        yield worker
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_worker_process_embeds_queued_messages():
+def test_worker_process_embeds_queued_messages(tmp_path):
     added = messages_add(
         user_external_id="alice",
         session_external_id="s1",
@@ -43,28 +54,9 @@ def test_worker_process_embeds_queued_messages():
     Message.objects.filter(pk=message.pk).update(embedding=None, embedding_model="")
     async_task("memories.tasks.embed_rows", "message", [message.pk], sync=False)
 
-    env = {
-        **os.environ,
-        "DATABASE_URL": _database_url(),
-        "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
-        "Q_WORKERS": "1",
-        "LOG_LEVEL": "WARNING",
-    }
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            message.refresh_from_db()
-            if message.embedding is not None:
-                break
-            assert worker.poll() is None, worker.stderr.read().decode()[-2000:]
-            time.sleep(0.5)
-    finally:
-        worker.terminate()
-        worker.wait(timeout=30)
-    assert message.embedding is not None, "the worker did not embed the message within 90 s"
+    with _worker(tmp_path / "worker.log"):
+        wait_for(lambda: Message.objects.get(pk=message.pk).embedding is not None, 90, "the worker to embed it")
+    message.refresh_from_db()
     assert message.embedding_model == settings.EMBEDDING_MODEL
     assert len(message.embedding) == settings.EMBEDDING_DIMENSIONS
 
@@ -90,14 +82,14 @@ print(json.dumps([settings.EMBEDDING_THREADS, runtime_threads, db["CONN_MAX_AGE"
 def _procfile_worker_environment() -> dict[str, str]:
     """The variables the Procfile's ``worker`` line sets (``env NAME=value ... python manage.py qcluster``)."""
     words = shlex.split(procfile_processes(ROOT / "Procfile")["worker"])
-    assert words[-3:] == ["python", "manage.py", "qcluster"]
+    assert words[-2:] == ["manage.py", "qcluster"]
     return dict(word.split("=", 1) for word in words if "=" in word)
 
 
 def test_worker_processes_share_the_cores_and_keep_their_connections():
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "DJANGO_SETTINGS_MODULE": "memoryproject.settings",
         "Q_WORKERS": "2",
         "LOG_LEVEL": "WARNING",
@@ -123,3 +115,23 @@ def test_worker_processes_share_the_cores_and_keep_their_connections():
     assert pooled is False
     # django-q2 replaces a worker process whose peak RSS passes Q_MAX_RSS_MB (its max_rss is in KiB).
     assert max_rss == 900 * 1024
+
+
+def fails_quoting(text: str) -> None:
+    """A task whose error quotes what it was given, as a constraint's DETAIL quotes a user's words."""
+    raise ValueError(f"cannot store {text!r}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_task_is_logged_without_the_users_words(tmp_path):
+    async_task("tests.ops.test_worker.fails_quoting", "my locker code is 4471", sync=False)
+
+    with _worker(tmp_path / "worker.log"):
+        wait_for(lambda: Failure.objects.exists(), 90, "the task to fail")
+        wait_for(lambda: "Failed '" in (tmp_path / "worker.log").read_text(), 10, "the failure's log line")
+
+    log = (tmp_path / "worker.log").read_text()
+    assert "Failed 'tests.ops.test_worker.fails_quoting'" in log
+    assert "ValueError" in log
+    assert "4471" not in log
+    assert "4471" in Failure.objects.get().result  # for staff, until deleteHistory or forgetUser

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection, transaction
 
 from memories.llm.entities import find_entities
 from memories.models import Entity, Session
 from memories.services.entities import entities_merge
 from memories.services.knowledge import knowledge_extract
 from memories.services.messages import MessageIn, messages_add
+from memories.tasks import extract_knowledge
+from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
 pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
@@ -123,3 +128,55 @@ def test_merge_moves_names_facts_and_turns_into_the_first():
     assert not Entity.objects.filter(name="Sally").exists()
     with pytest.raises(ValueError, match="at least two"):
         entities_merge(entity_ids=[sarah.pk])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("hashing_embedder")
+def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
+    """The second waits for the first to commit its new entity, then links to it (no unique-name error)."""
+    first, second = (
+        MessageFactory(session=SessionFactory(user=EndUserFactory(external_id="caroline")), content=text)
+        for text in ("My friend Sarah works at Google.", "My friend Sarah plays the violin.")
+    )
+    first_inserted, first_may_commit = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def extract(session_id: int, *, hold: bool) -> None:
+        try:
+            with transaction.atomic():
+                extract_knowledge(session_id)
+                if hold:  # the entity is inserted, not yet committed
+                    first_inserted.set()
+                    first_may_commit.wait(30)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    holding = threading.Thread(target=extract, args=(first.session_id,), kwargs={"hold": True})
+    holding.start()
+    assert first_inserted.wait(30)
+    waiting = threading.Thread(target=extract, args=(second.session_id,), kwargs={"hold": False})
+    waiting.start()
+    try:
+        _wait_until_a_statement_waits_for_a_lock()
+    finally:
+        first_may_commit.set()
+        holding.join(30)
+        waiting.join(30)
+
+    assert errors == []
+    sarah = Entity.objects.get(user__external_id="caroline", name="Sarah")
+    assert set(sarah.messages.values_list("pk", flat=True)) == {first.pk, second.pk}
+
+
+def _wait_until_a_statement_waits_for_a_lock() -> None:
+    for _ in range(300):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(0.1)
+    raise AssertionError("the second extraction never waited for the first")

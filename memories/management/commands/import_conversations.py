@@ -8,6 +8,7 @@ no session in it, ``--max-sessions`` is under 1, or nothing in it could be impor
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -56,22 +57,15 @@ class Command(BaseCommand):
             sessions = [s for s in sessions if s.user_id in samples]
         if max_sessions is not None:
             sessions = [s for s in sessions if int(s.session_id.rsplit("_", 1)[1]) <= max_sessions]
-        stored = already = 0
         imported: set[tuple[str, str]] = set()
-        for session in tqdm(sessions, desc="sessions", unit="session", disable=options.get("verbosity", 1) == 0):
-            try:
-                added = messages_add(
-                    user_external_id=session.user_id,
-                    session_external_id=session.session_id,
-                    channel=channel,
-                    messages=session.messages,
-                )
-            except ValidationError as exc:  # nothing of this session is stored (one transaction)
-                report.skipped.append(f"{session.user_id}, {session.session_id}: {' '.join(exc.messages)}")
-                continue
-            imported.add((session.user_id, session.session_id))
-            stored += len(added.messages)
-            already += added.skipped
+        # django-q2 logs each task it queues at INFO: a few lines per session would push the progress bar away.
+        queue_log = logging.getLogger("django-q")
+        queue_log_level = queue_log.level
+        queue_log.setLevel(max(queue_log.getEffectiveLevel(), logging.WARNING))
+        try:
+            stored, already = self._import(sessions, channel, report, imported, options.get("verbosity", 1) == 0)
+        finally:
+            queue_log.setLevel(queue_log_level)
         for line in report.warnings:
             self.stderr.write(f"warning: {line}")
         for line in report.skipped:
@@ -93,3 +87,25 @@ class Command(BaseCommand):
             + (f" (the first due {due:%Y-%m-%d %H:%M} UTC; `createSummaries` writes them now)." if due else ".")
             + " The worker (`make run` or `make worker`) does both."
         )
+
+    @staticmethod
+    def _import(
+        sessions: list, channel: str, report: LocomoReport, imported: set[tuple[str, str]], quiet: bool
+    ) -> tuple[int, int]:
+        """Store each session through ``messages_add`` with a progress bar; ``(messages stored, already there)``."""
+        stored = already = 0
+        for session in tqdm(sessions, desc="sessions", unit="session", disable=quiet):
+            try:
+                added = messages_add(
+                    user_external_id=session.user_id,
+                    session_external_id=session.session_id,
+                    channel=channel,
+                    messages=session.messages,
+                )
+            except ValidationError as exc:  # nothing of this session is stored (one transaction)
+                report.skipped.append(f"{session.user_id}, {session.session_id}: {' '.join(exc.messages)}")
+                continue
+            imported.add((session.user_id, session.session_id))
+            stored += len(added.messages)
+            already += added.skipped
+        return stored, already

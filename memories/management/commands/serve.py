@@ -2,11 +2,16 @@
 
 Applies migrations, then runs the ``Procfile``'s processes (``web``: gunicorn; ``worker``: the
 django-q2 cluster; ``mcp``, the MCP server over HTTP, only when named: ``serve web worker mcp``),
-each in a process group of its own, and supervises them: when any of
-them exits (even killed with SIGKILL), or when this command gets SIGINT or SIGTERM, all are
-stopped: SIGTERM, then SIGKILL after ``STOP_SECONDS``, and the command returns once no
-process of any group is left. The embedded PostgreSQL, when used, was started by
-``manage.py`` for this command and stops when the last process using it exits.
+each in a process group of its own, and supervises them:
+
+- A process that exits (even killed with SIGKILL) is started again, once what is left of its
+  process group is stopped; so is the embedded PostgreSQL when it stops (the web process and the
+  worker reconnect by themselves). Each is restarted at most ``SERVE_MAX_RESTARTS`` times within
+  ``RESTART_WINDOW_SECONDS``, each time a little later (0, 1, 2, 4... s); when one stops once more,
+  everything is stopped and the command fails (exit status 1).
+- On SIGINT or SIGTERM all are stopped: SIGTERM, then SIGKILL after ``STOP_SECONDS``, and the
+  command returns once no process of any group is left. The embedded PostgreSQL, when used, was
+  started by ``manage.py`` for this command and stops when the last process using it exits.
 
 Why not honcho: it notices a process's exit by the end of its output, which the orphaned
 children of a killed ``qcluster`` keep open, so the service would run on without a worker parent.
@@ -18,8 +23,8 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
+from collections import defaultdict, deque
 from pathlib import Path
 
 import psutil
@@ -28,10 +33,16 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-__all__ = ["ON_REQUEST", "STOP_SECONDS", "Command", "procfile_processes"]
+from memoryproject.embedded_db import embedded_database_restart, embedded_database_running
+
+__all__ = ["ON_REQUEST", "RESTART_WINDOW_SECONDS", "STOP_SECONDS", "Command", "procfile_processes"]
 
 # How long the processes get to stop after SIGTERM (gunicorn finishes its requests, django-q2 its tasks).
 STOP_SECONDS = 30
+# SERVE_MAX_RESTARTS counts the restarts of one process (or of the database) within this window.
+RESTART_WINDOW_SECONDS = 600
+# The embedded PostgreSQL's name in the log and in the restart counts.
+_DATABASE = "embedded PostgreSQL"
 # How long what is left of a stopped child's process group gets after SIGTERM, before SIGKILL.
 _ORPHAN_STOP_SECONDS = 5
 _PROCFILE_LINE = re.compile(r"^([A-Za-z0-9_-]+):\s*(.+)$")
@@ -45,10 +56,29 @@ def procfile_processes(path: Path) -> dict[str, str]:
     return {m[1]: m[2] for line in lines if (m := _PROCFILE_LINE.match(line))}
 
 
+class _Restarts:
+    """The restarts of each process within ``RESTART_WINDOW_SECONDS``, up to ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._times: defaultdict[str, deque[float]] = defaultdict(deque)
+
+    def count(self, name: str) -> int | None:
+        """Count a restart of ``name`` now: its number within the window, or ``None`` past the limit."""
+        now, times = time.monotonic(), self._times[name]
+        while times and now - times[0] > RESTART_WINDOW_SECONDS:
+            times.popleft()
+        if len(times) >= self.limit:
+            return None
+        times.append(now)
+        return len(times)
+
+
 class Command(BaseCommand):
     help = (
         "Apply migrations, then run the Procfile's processes (web server and background worker) until "
-        "Ctrl-C or SIGTERM; if any of them exits, stop them all."
+        "Ctrl-C or SIGTERM; a process (or the embedded PostgreSQL) that stops is started again, up to "
+        "SERVE_MAX_RESTARTS times in 10 minutes, after which everything is stopped."
     )
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
@@ -77,20 +107,11 @@ class Command(BaseCommand):
         connections.close_all()
         if stop_requested:
             return
-        # The Procfile's commands (gunicorn, python) come from this interpreter's environment.
-        env = {
-            **os.environ,
-            "HOST": host,
-            "PORT": str(port),
-            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONUNBUFFERED": "1",
-        }
+        env = {**os.environ, "HOST": host, "PORT": str(port), "PYTHONUNBUFFERED": "1"}
         children: dict[str, subprocess.Popen] = {}
         try:
             for name, command in processes.items():
-                children[name] = subprocess.Popen(
-                    ["/bin/sh", "-c", command], env=env, cwd=settings.BASE_DIR, start_new_session=True
-                )
+                children[name] = _spawn(command, env)
             if "web" in children:
                 base = f"http://{host}:{port}"
                 self.stdout.write(
@@ -102,25 +123,56 @@ class Command(BaseCommand):
                 )
             if "mcp" in children:
                 self.stdout.write(self.style.SUCCESS(f"MCP:      http://{host}:{settings.MCP_PORT}/mcp"))
-            exited = _wait_for_exit_or_signal(children, stop_requested)
+            failure = self._supervise(children, processes, env, stop_requested)
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the stop short
             _stop(children)
-        if exited is not None:
-            name, code = exited
-            raise CommandError(f"The {name} process exited (code {code}); everything was stopped.")
+        if failure is not None:
+            raise CommandError(f"{failure}; everything was stopped.")
+
+    def _supervise(
+        self, children: dict[str, subprocess.Popen], commands: dict[str, str], env: dict[str, str], stop: list[int]
+    ) -> str | None:
+        """Keep the processes and the embedded PostgreSQL running until a stop is requested (``None``),
+        or until one stops more often than ``SERVE_MAX_RESTARTS`` allows (what stopped)."""
+        restarts = _Restarts(settings.SERVE_MAX_RESTARTS)
+        while not stop:
+            for name, child in list(children.items()):
+                if child.poll() is None:
+                    continue
+                _stop({name: child})  # what is left of its group: a killed qcluster's processes
+                what = f"The {name} process exited (code {child.returncode})"
+                if not self._may_restart(restarts, name, what, stop):
+                    return what
+                if not stop:
+                    children[name] = _spawn(commands[name], env)
+            if not embedded_database_running():
+                what = f"The {_DATABASE} stopped"
+                if not self._may_restart(restarts, _DATABASE, what, stop):
+                    return what
+                try:
+                    embedded_database_restart()
+                except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                    self.stderr.write(f"The {_DATABASE} did not start ({exc}); trying again.")
+            time.sleep(0.2)
+        return None
+
+    def _may_restart(self, restarts: _Restarts, name: str, what: str, stop: list[int]) -> bool:
+        """Count a restart of ``name`` and say so, then wait its delay; ``False`` past the limit."""
+        number = restarts.count(name)
+        if number is None:
+            return False
+        minutes = RESTART_WINDOW_SECONDS // 60
+        self.stderr.write(f"{what}; starting it again (restart {number} of {restarts.limit} in {minutes} minutes).")
+        deadline = time.monotonic() + (0 if number == 1 else min(2 ** (number - 2), 30))
+        while not stop and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return True
 
 
-def _wait_for_exit_or_signal(
-    children: dict[str, subprocess.Popen], stop_requested: list[int]
-) -> tuple[str, int] | None:
-    """Block until a child exits (its name and code) or a stop is requested (``None``)."""
-    while not stop_requested:
-        for name, child in children.items():
-            if child.poll() is not None:
-                return name, child.returncode
-        time.sleep(0.2)
-    return None
+def _spawn(command: str, env: dict[str, str]) -> subprocess.Popen:
+    """A Procfile command, run by ``/bin/sh`` as a Procfile runner does, in a process group of its own."""
+    return subprocess.Popen(["/bin/sh", "-c", command], env=env, cwd=settings.BASE_DIR, start_new_session=True)
 
 
 def _stop(children: dict[str, subprocess.Popen]) -> None:

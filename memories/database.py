@@ -1,0 +1,102 @@
+"""Database faults the service rides out: a database it cannot reach, and a schema changed under it.
+
+- **Unreachable** (``database_unavailable``): the server is down or restarting, the connection was
+  lost, or the pool found no working connection within ``DATABASE_POOL_TIMEOUT_SECONDS``. Clients
+  get HTTP 503 ``DATABASE_UNAVAILABLE`` (``memories.http``, ``memories.graphql.errors``); the pool
+  (``check`` on every checkout) and the worker's connections (``CONN_HEALTH_CHECKS``) reconnect by
+  themselves once the server answers again.
+- **Schema changed** (``schema_changed``): a restore (``pg_restore --clean`` drops and creates every
+  table and the ``vector`` type again), a migration or a re-embed changed a table or a type that a
+  connection had already looked up. PostgreSQL then refuses that connection's prepared statements
+  ("cached plan must not change result type") and parameters sent with a type's old id ("cache
+  lookup failed for type"), until the connection is replaced. ``database_reconnect`` replaces every
+  connection of this process, and ``retry_after_schema_change`` runs a piece of work once more after
+  it; the GraphQL view does the same for a query (``memories.graphql.views``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
+
+__all__ = ["database_reconnect", "database_unavailable", "first_line", "retry_after_schema_change", "schema_changed"]
+
+logger = logging.getLogger(__name__)
+
+# PostgreSQL's messages for a statement planned, or a parameter typed, against a schema since changed
+# (sqlstates 0A000 and XX000, which other errors share: the message tells them apart).
+_SCHEMA_CHANGED = ("cached plan must not change result type", "cache lookup failed for type")
+# Server states that mean "no database here now": admin shutdown, crash shutdown, cannot connect now.
+_SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (PostgreSQL adds DETAIL and HINT lines, which may quote data)."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def database_unavailable(error: BaseException) -> bool:
+    """Whether ``error`` means the database cannot be reached now (rather than a statement's own failure).
+
+    True for Django's ``InterfaceError`` (a closed connection) and for an ``OperationalError`` raised
+    by the client (refused, lost, a pool timeout: no SQLSTATE), by a connection exception (class 08)
+    or by a server shutting down (57P01-57P03); not for a statement timeout or a deadlock.
+    """
+    if isinstance(error, InterfaceError):
+        return True
+    if not isinstance(error, OperationalError):
+        return False
+    state = getattr(error.__cause__, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _SHUTDOWN_STATES
+
+
+def schema_changed(error: BaseException) -> bool:
+    """Whether ``error`` is PostgreSQL refusing a connection's stale view of a schema changed since
+    (a restore, a migration, a re-embed to another dimension): ``database_reconnect`` cures it."""
+    return isinstance(error, DatabaseError) and any(text in str(error) for text in _SCHEMA_CHANGED)
+
+
+def database_reconnect() -> None:
+    """Replace every database connection of this process, so none keeps a stale schema.
+
+    The web process's pool is drained (its idle connections closed and opened again; those in use are
+    closed when returned); this thread's connection goes back to it, or is closed without a pool.
+    Call it outside a transaction: a connection closed inside one leaves the transaction to roll back.
+    """
+    pool = connection.pool
+    if pool is not None:
+        pool.drain()
+    connection.close()
+
+
+def retry_after_schema_change(function: Callable[P, R]) -> Callable[P, R]:
+    """Decorate ``function`` (safe to run twice: a task, a read) to run once more after a
+    ``schema_changed`` error, on new connections (``database_reconnect``).
+
+    Raises:
+        DatabaseError: whatever the second run raises, or the first when it is not ``schema_changed``.
+    """
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except DatabaseError as error:
+            if not schema_changed(error):
+                raise
+            logger.warning(
+                "%s: the database's schema changed under this process (%s); running it again on new connections",
+                function.__qualname__,
+                first_line(error),
+            )
+            database_reconnect()
+            return function(*args, **kwargs)
+
+    return run
