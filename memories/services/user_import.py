@@ -66,9 +66,12 @@ FROM unnest(%s::bigint[], %s::timestamptz[], %s::timestamptz[]) AS v(id, created
 WHERE t.id = v.id
 """
 
-_RESERVE_KNOWLEDGE_IDS = (
-    "SELECT nextval(pg_get_serial_sequence('memories_knowledge', 'id')) FROM generate_series(1, %s)"
-)
+# Facts refer to facts later in the list too: those columns are filled once every fact is stored.
+_LINK_FACTS = """
+UPDATE {table} AS t SET {column} = v.target
+FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, target)
+WHERE t.{key} = v.id
+"""
 
 
 @dataclass
@@ -121,10 +124,10 @@ def import_user(*, stream: IO[bytes], merge: bool = False, user_external_id: str
 class _Item:
     """One list item being read, for checks whose errors name it (``messages.17.role``)."""
 
-    def __init__(self, section: str, index: int, data: Any) -> None:
+    def __init__(self, path: str, data: Any) -> None:
         if not isinstance(data, dict):
-            raise ValidationError({f"{section}.{index}": [f"{section}.{index} must be an object."]})
-        self.path, self.data = f"{section}.{index}", data
+            raise ValidationError({path: [f"{path} must be an object."]})
+        self.path, self.data = path, data
 
     def fail(self, key: str, message: str) -> ValidationError:
         return ValidationError({f"{self.path}.{key}": [f"{self.path}.{key}: {message}"]})
@@ -199,10 +202,11 @@ class _Import:
         self.section = -1  # index in LIST_SECTIONS of the list being read
         self.sessions: dict[str, int] = {}  # external id -> pk
         self.existing_sessions: set[int] = set()  # merging: sessions the user had before
+        self.grown_sessions: set[int] = set()  # merging: those of them that got messages
         self.messages = array("q")  # pk by position
-        self.knowledge = array("q")  # pk by position, reserved ahead of the rows (facts refer forwards)
-        self.knowledge_count = 0
-        self.knowledge_referenced = -1  # the furthest position a fact refers to
+        self.knowledge = array("q")  # pk by position
+        # (history record?, its id, column, position referred to, where in the document) per reference
+        self.fact_links: list[tuple[bool, int, str, int, str]] = []
 
     def run(self, entries: Iterator[tuple[str, Any]]) -> UserImported:
         batch: list[Any] = []
@@ -228,10 +232,7 @@ class _Import:
         self._store(batch)
         if self.result is None:
             raise ValidationError({"user": ["The document names no user."]})
-        if self.knowledge_referenced >= self.knowledge_count:
-            raise ValidationError(
-                {"knowledge": [f"A fact refers to fact {self.knowledge_referenced}, which is not in the list."]}
-            )
+        self._link_facts()
         self._settle_merged_sessions()
         return self.result
 
@@ -247,8 +248,7 @@ class _Import:
     def _user(self, value: Any) -> None:
         if set(self.header) != {"format", "version"}:
             raise ValidationError({"version": ['"format" and "version" must come first in the document.']})
-        item = _Item("user", 0, value)
-        item.path = "user"
+        item = _Item("user", value)
         external_id = self.user_external_id or item.text("id", blank=False)
         if problems := user_id_errors(user_external_id=external_id):
             raise ValidationError({"user.id": problems})
@@ -280,7 +280,7 @@ class _Import:
             return
         name = LIST_SECTIONS[self.section]
         first = self.result.created[name] + self.result.kept[name]
-        items = [_Item(name, first + i, data) for i, data in enumerate(batch)]
+        items = [_Item(f"{name}.{first + i}", data) for i, data in enumerate(batch)]
         getattr(self, f"_{name}")(items)
 
     def _count(self, name: str, *, created: int, kept: int = 0) -> None:
@@ -341,6 +341,7 @@ class _Import:
                 columns = [[row[i] if i != 5 else json.dumps(row[i]) for row in new] for i in range(9)]
                 cursor.execute(_INSERT_MESSAGES, [self.user.pk, *columns])
                 new_ids = [pk for (pk,) in cursor.fetchall()]
+        self.grown_sessions |= {row[0] for row in new} & self.existing_sessions
         inserted = iter(new_ids)
         for session, external_id, *_ in rows:
             self.messages.append(there[(session, external_id)] if (session, external_id) in there else next(inserted))
@@ -384,22 +385,36 @@ class _Import:
             job_enqueue(func="memories.tasks.embed_rows", args=("summary", [summary.pk for summary, *_ in rows]))
         self._count("summaries", created=len(rows), kept=len(items) - len(rows))
 
-    def _knowledge_pk(self, position: int) -> int:
-        """The id the fact at ``position`` gets, reserved from the table's sequence (in order) until then."""
-        if position >= len(self.knowledge):
-            with connection.cursor() as cursor:
-                cursor.execute(_RESERVE_KNOWLEDGE_IDS, [max(position + 1 - len(self.knowledge), CHUNK_SIZE)])
-                self.knowledge.extend(sorted(pk for (pk,) in cursor.fetchall()))
-        return self.knowledge[position]
+    def _fact_positions(self, item: _Item) -> list[tuple[str, int, str]]:
+        """The facts ``item`` refers to: ``(column, position, where)`` each, resolved by ``_link_facts``."""
+        links = []
+        for key in ("replaces", "superseded_by"):
+            value = item.data.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise item.fail(key, f"must be the position of a fact in the knowledge list, not {value!r}.")
+            links.append((f"{key}_id", value, f"{item.path}.{key}"))
+        return links
 
-    def _fact_reference(self, item: _Item, key: str) -> int | None:
-        value = item.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise item.fail(key, f"must be the position of a fact in the knowledge list, not {value!r}.")
-        self.knowledge_referenced = max(self.knowledge_referenced, value)
-        return self._knowledge_pk(value)
+    def _link_facts(self) -> None:
+        """Fill the facts' (and their history's) references to facts, now that every fact has its id."""
+        links: dict[tuple[bool, str], tuple[list[int], list[int]]] = {}
+        for history, pk, column, position, path in self.fact_links:
+            if position >= len(self.knowledge):
+                raise ValidationError({path: [f"{path}: refers to fact {position}, which is not in the list."]})
+            ids, targets = links.setdefault((history, column), ([], []))
+            ids.append(pk)
+            targets.append(self.knowledge[position])
+        for (history, column), (ids, targets) in links.items():
+            model = Knowledge.history.model if history else Knowledge
+            statement = _LINK_FACTS.format(
+                table=connection.ops.quote_name(model._meta.db_table),
+                column=column,
+                key="history_id" if history else "id",
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(statement, [ids, targets])
 
     def _fact(self, item: _Item, model: type[models.Model], **fields: Any) -> models.Model:
         return model(
@@ -411,52 +426,53 @@ class _Import:
             said_at=item.time("said_at", null=True),
             needs_review=item.number("needs_review", bool),
             reviewed=item.number("reviewed", bool),
-            replaces_id=self._fact_reference(item, "replaces"),
-            superseded_by_id=self._fact_reference(item, "superseded_by"),
             source_session_id=self._session_pk(item, "source_session", null=True),
             **fields,
         )
 
     def _knowledge(self, items: list[_Item]) -> None:
-        facts, stamps, sources, changes = [], [], [], []
         names = {c.get("by") for i in items for c in i.json("history", list) if isinstance(c, dict)}
-        users = dict(
+        staff = dict(
             get_user_model()
             .objects.filter(username__in=[n for n in names if isinstance(n, str)])
             .values_list("username", "pk")
         )
-        for item in items:
-            fact = self._fact(item, Knowledge, id=self._knowledge_pk(self.knowledge_count))
-            self.knowledge_count += 1
-            facts.append(fact)
-            stamps.append((fact.pk, item.time("created_at"), item.time("updated_at")))
-            through = Knowledge.source_messages.through
-            sources += [
-                through(knowledge_id=fact.pk, message_id=pk) for pk in item.positions("source_messages", self.messages)
-            ]
-            for n, data in enumerate(item.json("history", list)):
-                change = _Item(f"{item.path}.history", n, data)
-                changes.append(
-                    self._fact(
-                        change,
-                        Knowledge.history.model,
-                        id=fact.pk,
-                        history_date=change.time("at"),
-                        history_type=change.choice("type", ["+", "~", "-"]),
-                        history_change_reason=change.text("reason", max_length=100, null=True),
-                        history_user_id=users.get(change.data.get("by"))
-                        if isinstance(change.data.get("by"), str)
-                        else None,
-                        created_at=change.time("created_at"),
-                        updated_at=change.time("updated_at"),
-                    )
-                )
+        facts = [(self._fact(item, Knowledge), item) for item in items]
         # bulk_create sends no post_save: django-simple-history records nothing of its own here.
-        Knowledge.objects.bulk_create(facts)
-        _restamp(Knowledge, stamps)
-        Knowledge.source_messages.through.objects.bulk_create(sources)
-        Knowledge.history.model.objects.bulk_create(changes)
-        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [fact.pk for fact in facts]))
+        Knowledge.objects.bulk_create([fact for fact, _ in facts])
+        self.knowledge.extend(fact.pk for fact, _ in facts)
+        _restamp(Knowledge, [(fact.pk, item.time("created_at"), item.time("updated_at")) for fact, item in facts])
+        through = Knowledge.source_messages.through
+        through.objects.bulk_create(
+            [
+                through(knowledge_id=fact.pk, message_id=pk)
+                for fact, item in facts
+                for pk in item.positions("source_messages", self.messages)
+            ]
+        )
+        changes = []
+        for fact, item in facts:
+            for n, data in enumerate(item.json("history", list)):
+                change = _Item(f"{item.path}.history.{n}", data)
+                by = change.data.get("by")
+                record = self._fact(
+                    change,
+                    Knowledge.history.model,
+                    id=fact.pk,
+                    history_date=change.time("at"),
+                    history_type=change.choice("type", ["+", "~", "-"]),
+                    history_change_reason=change.text("reason", max_length=100, null=True),
+                    history_user_id=staff.get(by) if isinstance(by, str) else None,
+                    created_at=change.time("created_at"),
+                    updated_at=change.time("updated_at"),
+                )
+                changes.append((record, change))
+        Knowledge.history.model.objects.bulk_create([record for record, _ in changes])
+        for history, rows in ((False, facts), (True, changes)):
+            for row, item in rows:
+                pk = row.history_id if history else row.pk
+                self.fact_links += [(history, pk, *link) for link in self._fact_positions(item)]
+        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [fact.pk for fact, _ in facts]))
         self._count("knowledge", created=len(facts))
 
     def _diaries(self, items: list[_Item]) -> None:
@@ -485,7 +501,7 @@ class _Import:
     def _entities(self, items: list[_Item]) -> None:
         known = {e.name.lower(): e for e in Entity.objects.filter(user=self.user)} if self.merge else {}
         new, stamps, links, kept = [], [], [], 0
-        facts = self.knowledge[: self.knowledge_count]
+        facts = self.knowledge
         for item in items:
             name = item.text("name", max_length=Entity._meta.get_field("name").max_length, blank=False)
             aliases = item.texts("aliases")
@@ -525,7 +541,7 @@ class _Import:
 
     def _settle_merged_sessions(self) -> None:
         """Merging: a session that was already here spans its old and new messages."""
-        for session in Session.objects.filter(pk__in=self.existing_sessions).annotate(
+        for session in Session.objects.filter(pk__in=self.grown_sessions).annotate(
             first=Min("messages__created_at"), last=Max("messages__created_at")
         ):
             Session.objects.filter(pk=session.pk).update(first_message_at=session.first, last_message_at=session.last)
