@@ -9,6 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
+from memories.services import history
 from memories.services.user_document import ListStart, document_read
 from memories.services.user_import import import_user
 from tests.graphql.documents import FORGET_USER, ok
@@ -103,6 +104,17 @@ def test_round_trip_export_forget_import_export_gives_the_same_document(
     assert without_export_time(exported()) == without_export_time(first)
     for model in (Message, Summary, Knowledge, Diary):
         assert not model.objects.filter(embedding__isnull=True).exists(), model
+
+
+def test_forget_user_deletes_messages_in_chunks(alice_memory, monkeypatch):
+    # A user of 100k messages: one DELETE of all their ids would pass PostgreSQL's 65,535 parameters.
+    monkeypatch.setattr(history, "DELETE_CHUNK", 4)
+
+    forgotten = history.user_forget(user_external_id="alice")
+
+    assert (forgotten.messages, forgotten.sessions, forgotten.summaries) == (6, 3, 3)
+    assert not Message.objects.exists()
+    assert not Knowledge.history.exists()
 
 
 def test_an_existing_user_is_refused_unless_merging(alice_memory, exported):
