@@ -42,6 +42,10 @@ from memories.services.validation import text_errors, user_id_errors
 
 __all__ = ["UserImported", "import_user"]
 
+# The choices, once (Django's ``Choices.values`` builds its list on every call).
+_ROLES, _ACTS, _SUMMARY_MODES = tuple(Role.values), tuple(DialogueAct.values), tuple(SummaryMode.values)
+_STATUSES, _KINDS, _CHANGE_TYPES = tuple(KnowledgeStatus.values), tuple(EntityKind.values), ("+", "~", "-")
+
 # List items written per statement (and per embedding task queued).
 CHUNK_SIZE = 2000
 
@@ -144,9 +148,9 @@ class _Item:
             raise self.fail(key, " ".join(problems))
         return value
 
-    def choice(self, key: str, choices: list[str]) -> str:
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
         value = self.data.get(key)
-        if value not in choices:
+        if not isinstance(value, str) or value not in choices:
             raise self.fail(key, f"must be one of {', '.join(choices)}, not {value!r}.")
         return value
 
@@ -324,13 +328,13 @@ class _Import:
                 (
                     self._session_pk(item, "session"),
                     item.text("external_id", max_length=id_max, null=True) or "",
-                    item.choice("role", Role.values),
+                    item.choice("role", _ROLES),
                     item.text("content"),
                     item.text("channel", max_length=channel_max),
                     item.json("metadata", dict),
                     item.time("created_at"),
                     item.time("received_at"),
-                    item.choice("dialogue_act", DialogueAct.values),
+                    item.choice("dialogue_act", _ACTS),
                 )
             )
         there = self._messages_there(rows)
@@ -367,7 +371,7 @@ class _Import:
                 user=self.user,
                 session_id=self._session_pk(item, "session"),
                 content=item.text("content"),
-                mode=item.choice("mode", SummaryMode.values),
+                mode=item.choice("mode", _SUMMARY_MODES),
                 covers_from=item.time("covers_from"),
                 covers_until=item.time("covers_until"),
                 last_message_id=item.position("last_message", self.messages, null=True),
@@ -420,7 +424,7 @@ class _Import:
         return model(
             user=self.user,
             content=item.text("content"),
-            status=item.choice("status", KnowledgeStatus.values),
+            status=item.choice("status", _STATUSES),
             slot=item.text("slot", max_length=Knowledge._meta.get_field("slot").max_length),
             confidence=item.number("confidence", (int, float), null=True),
             said_at=item.time("said_at", null=True),
@@ -460,7 +464,7 @@ class _Import:
                     Knowledge.history.model,
                     id=fact.pk,
                     history_date=change.time("at"),
-                    history_type=change.choice("type", ["+", "~", "-"]),
+                    history_type=change.choice("type", _CHANGE_TYPES),
                     history_change_reason=change.text("reason", max_length=100, null=True),
                     history_user_id=staff.get(by) if isinstance(by, str) else None,
                     created_at=change.time("created_at"),
@@ -512,7 +516,7 @@ class _Import:
                 entity = Entity(
                     user=self.user,
                     name=name,
-                    kind=item.choice("kind", EntityKind.values),
+                    kind=item.choice("kind", _KINDS),
                     aliases=aliases,
                     first_mentioned_at=first,
                     last_mentioned_at=last,
