@@ -23,7 +23,6 @@ __all__ = [
     "FORMAT",
     "LIST_SECTIONS",
     "VERSION",
-    "ListStart",
     "date_text",
     "document_read",
     "parsed_date",
@@ -35,13 +34,6 @@ FORMAT = "memory-export"
 VERSION = 1
 # The lists, in the order they are written and must be read (each refers only to those before it).
 LIST_SECTIONS = ("sessions", "messages", "summaries", "knowledge", "diaries", "entities")
-
-
-class ListStart:
-    """Yielded by ``document_read`` as a top-level list opens, before its items."""
-
-
-_LIST_START = ListStart()
 
 
 def time_text(moment: datetime | None) -> str | None:
@@ -83,9 +75,9 @@ def parsed_date(value: Any, *, path: str) -> date:
         raise ValidationError({path: [f"{path} must be a date (YYYY-MM-DD), not {value!r}."]}) from None
 
 
-def document_read(stream: IO[bytes]) -> Iterator[tuple[str, Any]]:
-    """The top-level entries of a document as they come: ``(key, value)`` for a value that is not a
-    list; for a list, ``(key, ListStart)`` and then ``(key, item)`` per item.
+def document_read(stream: IO[bytes]) -> Iterator[tuple[str, str, Any]]:
+    """The top-level entries of a document as they come: ``(key, "value", value)`` for a value that
+    is not a list; for a list, ``(key, "list", None)`` and then ``(key, "item", item)`` per item.
 
     Only one list item is held at a time (ijson parses the stream incrementally), so reading a
     document takes memory bounded by its largest item, not by its length.
@@ -108,11 +100,11 @@ def document_read(stream: IO[bytes]) -> Iterator[tuple[str, Any]]:
             elif prefix == "" and event == "end_map":
                 return
             elif event == "start_array":
-                yield key, _LIST_START
+                yield key, "list", None
                 for item in _items(events, key):
-                    yield key, item
+                    yield key, "item", item
             else:
-                yield key, _value(events, event, value)
+                yield key, "value", _value(events, event, value)
     except ijson.JSONError as exc:
         raise ValidationError(f"The file is not valid JSON: {exc}") from None
 

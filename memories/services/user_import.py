@@ -33,7 +33,6 @@ from memories.services.user_document import (
     FORMAT,
     LIST_SECTIONS,
     VERSION,
-    ListStart,
     document_read,
     parsed_date,
     parsed_time,
@@ -212,10 +211,10 @@ class _Import:
         # (history record?, its id, column, position referred to, where in the document) per reference
         self.fact_links: list[tuple[bool, int, str, int, str]] = []
 
-    def run(self, entries: Iterator[tuple[str, Any]]) -> UserImported:
+    def run(self, entries: Iterator[tuple[str, str, Any]]) -> UserImported:
         batch: list[Any] = []
-        for key, value in entries:
-            if key in LIST_SECTIONS and not isinstance(value, ListStart):
+        for key, kind, value in entries:
+            if kind == "item":
                 batch.append(value)
                 if len(batch) == CHUNK_SIZE:
                     self._store(batch)
@@ -229,8 +228,10 @@ class _Import:
                 parsed_time(value, path="exported_at", null=True)
             elif key == "user":
                 self._user(value)
-            elif key in LIST_SECTIONS:
+            elif key in LIST_SECTIONS and kind == "list":
                 self._open(key)
+            elif key in LIST_SECTIONS:
+                raise ValidationError({key: [f'"{key}" must be a list.']})
             else:
                 raise ValidationError({key: [f"{key!r} is not a part of a {FORMAT} document (docs/export.md)."]})
         self._store(batch)
@@ -243,7 +244,7 @@ class _Import:
     def _header(self, key: str, value: Any) -> None:
         if key == "format" and value != FORMAT:
             raise ValidationError({"format": [f"This is not a {FORMAT} document (format {value!r})."]})
-        if key == "version" and value != VERSION:
+        if key == "version" and (type(value) is not int or value != VERSION):
             raise ValidationError(
                 {"version": [f"Version {value!r} cannot be read here: this service reads version {VERSION}."]}
             )

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services import history
-from memories.services.user_document import ListStart, document_read
+from memories.services.user_document import document_read
 from memories.services.user_import import import_user
 from tests.graphql.documents import FORGET_USER, ok
 
@@ -171,6 +171,8 @@ def test_a_version_this_service_does_not_read_is_refused_with_nothing_written(al
         (lambda d: d["sessions"].append(dict(d["sessions"][0])), "two rows with one key"),
         (lambda d: d.update(format="something-else"), "not a memory-export document"),
         (lambda d: d.update(extra=1), "'extra' is not a part"),
+        (lambda d: d.update(diaries={}), '"diaries" must be a list'),
+        (lambda d: d.update(version=True), "Version True cannot be read"),
     ],
 )
 def test_a_bad_row_anywhere_stores_nothing(alice_memory, exported, change, error):
@@ -198,14 +200,12 @@ def test_lists_out_of_order_are_refused():
 
 def test_the_reader_yields_one_list_item_at_a_time():
     text = '{"format": "f", "user": {"id": "x", "n": [1, {"a": null}]}, "messages": [{"m": [1, 2.5]}, 3, []], "e": []}'
-    entries = [(k, "ListStart" if isinstance(v, ListStart) else v) for k, v in document_read(as_stream(text))]
-
-    assert entries == [
-        ("format", "f"),
-        ("user", {"id": "x", "n": [1, {"a": None}]}),
-        ("messages", "ListStart"),
-        ("messages", {"m": [1, 2.5]}),
-        ("messages", 3),
-        ("messages", []),
-        ("e", "ListStart"),
+    assert list(document_read(as_stream(text))) == [
+        ("format", "value", "f"),
+        ("user", "value", {"id": "x", "n": [1, {"a": None}]}),
+        ("messages", "list", None),
+        ("messages", "item", {"m": [1, 2.5]}),
+        ("messages", "item", 3),
+        ("messages", "item", []),
+        ("e", "list", None),
     ]
