@@ -45,8 +45,11 @@ __all__ = ["UserImported", "import_user"]
 _ROLES, _ACTS, _SUMMARY_MODES = tuple(Role.values), tuple(DialogueAct.values), tuple(SummaryMode.values)
 _STATUSES, _KINDS, _CHANGE_TYPES = tuple(KnowledgeStatus.values), tuple(EntityKind.values), ("+", "~", "-")
 
-# List items written per statement (and per embedding task queued).
+# List items read before they are written (and messages per statement and per embedding task queued).
 CHUNK_SIZE = 2000
+# Rows per INSERT of the other lists: Django builds each statement whole, a few KiB of Python objects
+# per row, and the process keeps the memory of its largest statement.
+ROWS_PER_INSERT = 250
 
 # Every column of a message, one array each (``UNNEST``), inserted in document order so ids keep it.
 _INSERT_MESSAGES = """
@@ -306,7 +309,7 @@ class _Import:
                 user=self.user, external_id=external_id, channel=channel, first_message_at=first, last_message_at=last
             )
             rows.append((session, stamps))
-        Session.objects.bulk_create([session for session, _ in rows])
+        Session.objects.bulk_create([session for session, _ in rows], batch_size=ROWS_PER_INSERT)
         for session, _ in rows:
             self.sessions[session.external_id] = session.pk
         _restamp(Session, [(session.pk, *stamps) for session, stamps in rows])
@@ -384,7 +387,7 @@ class _Import:
         )
         # Merging: a session's summary already here is kept (it may cover more than the document's).
         rows = [row for row in rows if row[0].session_id not in summarised]
-        Summary.objects.bulk_create([summary for summary, *_ in rows])
+        Summary.objects.bulk_create([summary for summary, *_ in rows], batch_size=ROWS_PER_INSERT)
         _restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
         if rows:
             job_enqueue(func="memories.tasks.embed_rows", args=("summary", [summary.pk for summary, *_ in rows]))
@@ -444,7 +447,7 @@ class _Import:
         )
         facts = [(self._fact(item, Knowledge), item) for item in items]
         # bulk_create sends no post_save: django-simple-history records nothing of its own here.
-        Knowledge.objects.bulk_create([fact for fact, _ in facts])
+        Knowledge.objects.bulk_create([fact for fact, _ in facts], batch_size=ROWS_PER_INSERT)
         self.knowledge.extend(fact.pk for fact, _ in facts)
         _restamp(Knowledge, [(fact.pk, item.time("created_at"), item.time("updated_at")) for fact, item in facts])
         through = Knowledge.source_messages.through
@@ -472,7 +475,7 @@ class _Import:
                     updated_at=change.time("updated_at"),
                 )
                 changes.append((record, change))
-        Knowledge.history.model.objects.bulk_create([record for record, _ in changes])
+        Knowledge.history.model.objects.bulk_create([record for record, _ in changes], batch_size=ROWS_PER_INSERT)
         for history, rows in ((False, facts), (True, changes)):
             for row, item in rows:
                 pk = row.history_id if history else row.pk
@@ -497,7 +500,7 @@ class _Import:
         )
         # Merging: the entry a date already has here is kept.
         rows = [row for row in rows if row[0].diary_date not in there]
-        Diary.objects.bulk_create([diary for diary, *_ in rows])
+        Diary.objects.bulk_create([diary for diary, *_ in rows], batch_size=ROWS_PER_INSERT)
         _restamp(Diary, [(diary.pk, *stamps) for diary, *stamps in rows])
         if rows:
             job_enqueue(func="memories.tasks.embed_rows", args=("diary", [diary.pk for diary, *_ in rows]))
@@ -531,7 +534,7 @@ class _Import:
                 entity.last_mentioned_at = max(entity.last_mentioned_at, last)
                 entity.save(update_fields=["aliases", "first_mentioned_at", "last_mentioned_at", "updated_at"])
             links.append((entity, *linked))
-        Entity.objects.bulk_create(new)
+        Entity.objects.bulk_create(new, batch_size=ROWS_PER_INSERT)
         _restamp(Entity, [(entity.pk, *times) for entity, times in zip(new, stamps, strict=True)])
         Entity.knowledge.through.objects.bulk_create(
             [Entity.knowledge.through(entity_id=e.pk, knowledge_id=k) for e, ks, _ in links for k in ks],
@@ -540,7 +543,7 @@ class _Import:
         Entity.messages.through.objects.bulk_create(
             [Entity.messages.through(entity_id=e.pk, message_id=m) for e, _, ms in links for m in ms],
             ignore_conflicts=True,
-            batch_size=CHUNK_SIZE,
+            batch_size=ROWS_PER_INSERT,
         )
         self._count("entities", created=len(new), kept=kept)
 
