@@ -13,6 +13,7 @@ import strawberry_django
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from strawberry.scalars import JSON
 
 from memories import models, search, selectors
 from memories.backlog import backlog_get
@@ -34,6 +35,7 @@ from memories.graphql.types import (
 )
 from memories.search import SearchFilter
 from memories.services.entities import entities_list
+from memories.services.user_export import export_document
 
 __all__ = ["Query"]
 
@@ -134,6 +136,14 @@ class Query:
     )
     def entities(self, user_id: str, kind: EntityKindEnum | None = None) -> QuerySet[models.Entity]:
         return entities_list(user_external_id=user_id, kind=kind.value if kind else None)
+
+    @strawberry.field(
+        description="Everything stored of one end user as one JSON document (docs/export.md): sessions, messages, "
+        "summaries, knowledge with its history, diaries and entities, without vectors. For a large user, "
+        "`manage.py export_user` streams the same document to a file; `manage.py import_user` reads it back."
+    )
+    def export_user(self, user_id: str) -> JSON:
+        return export_document(user_external_id=user_id)
 
     # Queries declared with strawberry-django's mutation field: it returns bad input as an OperationInfo member.
     @strawberry_django.mutation(

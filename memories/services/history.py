@@ -16,6 +16,9 @@ from memories.services.validation import user_id_check
 
 __all__ = ["HistoryDeleted", "UserForgotten", "history_delete", "user_forget"]
 
+# Messages deleted per statement by ``user_forget``.
+DELETE_CHUNK = 10_000
+
 
 @dataclass(frozen=True)
 class HistoryDeleted:
@@ -164,12 +167,17 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
             for kind, model in (("message", Message), ("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
         },
     )
+    # Messages go in chunks first: Django deletes what refers to the rows it deletes with one
+    # ``IN (...)`` of all their ids, and PostgreSQL takes at most 65,535 parameters per statement.
+    messages = 0
+    while chunk := list(Message.objects.filter(user=user).values_list("pk", flat=True)[:DELETE_CHUNK]):
+        messages += Message.objects.filter(pk__in=chunk).delete()[1].get(Message._meta.label, 0)
     _, per_model = user.delete()
     # The audit trail keeps old texts, and django-simple-history has just recorded each deleted
     # fact, text and all: forget them too.
     Knowledge.history.filter(user_id=user_pk).delete()
     return UserForgotten(
-        messages=per_model.get(Message._meta.label, 0),
+        messages=messages,
         sessions=per_model.get(Session._meta.label, 0),
         summaries=per_model.get(Summary._meta.label, 0),
         knowledge=per_model.get(Knowledge._meta.label, 0),

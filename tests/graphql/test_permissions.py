@@ -193,6 +193,7 @@ ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]]
         "{ __typename ... on OperationInfo { messages { kind } } } }",
         lambda ids: {},
     ),
+    "exportUser": ("exportUser", 'query { exportUser(userId: "alice") }', lambda ids: {}),
     "forgetUser": (
         "forgetUser",
         'mutation { forgetUser(userId: "alice") { __typename ... on OperationInfo { messages { kind } } } }',

@@ -1,0 +1,566 @@
+"""Reading one end user's memory back from an export (``docs/export.md``), streamed, in one transaction."""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import DataError, IntegrityError, connection, models, transaction
+from django.db.models import Max, Min
+
+from memories.models import (
+    DialogueAct,
+    Diary,
+    EndUser,
+    Entity,
+    EntityKind,
+    Knowledge,
+    KnowledgeStatus,
+    Message,
+    Role,
+    Session,
+    Summary,
+    SummaryMode,
+)
+from memories.services.jobs import job_enqueue
+from memories.services.user_document import (
+    FORMAT,
+    LIST_SECTIONS,
+    VERSION,
+    document_read,
+    parsed_date,
+    parsed_time,
+)
+from memories.services.validation import text_errors, user_id_errors
+
+__all__ = ["UserImported", "import_user"]
+
+# The choices, once (Django's ``Choices.values`` builds its list on every call).
+_ROLES, _ACTS, _SUMMARY_MODES = tuple(Role.values), tuple(DialogueAct.values), tuple(SummaryMode.values)
+_STATUSES, _KINDS, _CHANGE_TYPES = tuple(KnowledgeStatus.values), tuple(EntityKind.values), ("+", "~", "-")
+
+# List items read before they are written (and messages per statement and per embedding task queued).
+CHUNK_SIZE = 2000
+# Rows per INSERT of the other lists: Django builds each statement whole, a few KiB of Python objects
+# per row, and the process keeps the memory of its largest statement.
+ROWS_PER_INSERT = 250
+
+# Every column of a message, one array each (``UNNEST``), inserted in document order so ids keep it.
+_INSERT_MESSAGES = """
+INSERT INTO memories_message
+    (user_id, session_id, external_id, role, content, channel, metadata, created_at, received_at,
+     dialogue_act, embedding_model)
+SELECT %s, m.session_id, m.external_id, m.role, m.content, m.channel, m.metadata::jsonb, m.created_at,
+    m.received_at, m.dialogue_act, ''
+FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[],
+    %s::timestamptz[], %s::text[]) WITH ORDINALITY
+    AS m(session_id, external_id, role, content, channel, metadata, created_at, received_at, dialogue_act, position)
+ORDER BY m.position
+RETURNING id
+"""
+
+# ``bulk_create`` stamps ``auto_now`` columns with the present: the document's times are set after.
+_RESTAMP = """
+UPDATE {table} AS t SET created_at = v.created_at, updated_at = v.updated_at
+FROM unnest(%s::bigint[], %s::timestamptz[], %s::timestamptz[]) AS v(id, created_at, updated_at)
+WHERE t.id = v.id
+"""
+
+# Facts refer to facts later in the list too: those columns are filled once every fact is stored.
+_LINK_FACTS = """
+UPDATE {table} AS t SET {column} = v.target
+FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, target)
+WHERE t.{key} = v.id
+"""
+
+
+@dataclass
+class UserImported:
+    """What ``import_user`` stored: the user, rows created per list, and (merging) rows already there."""
+
+    user_id: str
+    created: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LIST_SECTIONS, 0))
+    kept: dict[str, int] = field(default_factory=lambda: dict.fromkeys(LIST_SECTIONS, 0))
+
+
+def import_user(*, stream: IO[bytes], merge: bool = False, user_external_id: str | None = None) -> UserImported:
+    """Store the end user an export describes, with all their rows, in one transaction.
+
+    The document is read as it streams (``document_read``): memory stays bounded by one chunk of
+    items plus the new id of each message and fact (8 bytes each, to resolve references to
+    them). Vectors are not in a document: the rows are queued for the worker's embedding task
+    once the transaction commits, as new messages are; until then vector search skips them
+    (lexical search finds them at once). No summary or fact extraction is queued.
+
+    Merging into an existing user: a session of the same id is reused (its times widened), a
+    message whose ``external_id`` that session already holds is kept rather than added again,
+    a session's summary and a date's diary entry already there are kept, an entity of the same
+    name (case aside) takes the document's aliases and links; everything else is added.
+
+    Args:
+        stream: the document, opened in binary mode.
+        merge: add to a user who already exists here (otherwise refused).
+        user_external_id: store the rows under this user id instead of the document's.
+
+    Returns:
+        The user id and the counts.
+
+    Raises:
+        ValidationError: nothing is stored: not an export, a version this code does not read, the
+            user exists and ``merge`` is false, or a row is invalid (the error names it, e.g.
+            ``messages.17.role``) or refers to a row the document does not hold.
+    """
+    try:
+        with transaction.atomic():
+            return _Import(merge=merge, user_external_id=user_external_id).run(document_read(stream))
+    except IntegrityError as exc:
+        raise ValidationError(
+            f"The document holds two rows with one key (e.g. two sessions of one id): {exc}"
+        ) from None
+    except DataError as exc:
+        raise ValidationError(f"The document holds a value the database cannot store: {exc}") from None
+
+
+class _Item:
+    """One list item being read, for checks whose errors name it (``messages.17.role``)."""
+
+    def __init__(self, path: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise ValidationError({path: [f"{path} must be an object."]})
+        self.path, self.data = path, data
+
+    def fail(self, key: str, message: str) -> ValidationError:
+        return ValidationError({f"{self.path}.{key}": [f"{self.path}.{key}: {message}"]})
+
+    def text(self, key: str, *, max_length: int | None = None, null: bool = False, blank: bool = True) -> str | None:
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(key, "must be text.")
+        if not blank and not value.strip():
+            raise self.fail(key, "must not be empty.")
+        if problems := text_errors(field=key, value=value, max_length=max_length):
+            raise self.fail(key, " ".join(problems))
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self.data.get(key)
+        if not isinstance(value, str) or value not in choices:
+            raise self.fail(key, f"must be one of {', '.join(choices)}, not {value!r}.")
+        return value
+
+    def time(self, key: str, *, null: bool = False) -> datetime | None:
+        return parsed_time(self.data.get(key), path=f"{self.path}.{key}", null=null)
+
+    def json(self, key: str, kind: type) -> Any:
+        value = self.data.get(key)
+        if not isinstance(value, kind):
+            raise self.fail(key, f"must be a JSON {'object' if kind is dict else 'list'}.")
+        return value
+
+    def number(self, key: str, kind: type | tuple[type, ...], *, null: bool = False) -> Any:
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            raise self.fail(key, "has the wrong type.")
+        return value
+
+    def position(self, key: str, of: array, *, null: bool = False) -> int | None:
+        """The id of the row at the position ``key`` names in an earlier list (``of``: ids by position)."""
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
+            raise self.fail(key, f"must be the position of a row earlier in the document, not {value!r}.")
+        return of[value]
+
+    def positions(self, key: str, of: array) -> list[int]:
+        """The ids of the rows at the positions the list ``key`` names (``of``: ids by position)."""
+        values = self.json(key, list)
+        for value in values:
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
+                raise self.fail(key, f"must list positions of rows earlier in the document, not {value!r}.")
+        return [of[value] for value in values]
+
+    def texts(self, key: str) -> list[str]:
+        values = self.json(key, list)
+        if not all(isinstance(value, str) and not text_errors(field=key, value=value) for value in values):
+            raise self.fail(key, "must be a list of texts.")
+        return values
+
+
+class _Import:
+    """The state of one import: where it is in the document and the new ids of what it stored."""
+
+    def __init__(self, *, merge: bool, user_external_id: str | None) -> None:
+        self.merge, self.user_external_id = merge, user_external_id
+        self.header: dict[str, Any] = {}
+        self.user: EndUser | None = None
+        self.result: UserImported | None = None
+        self.section = -1  # index in LIST_SECTIONS of the list being read
+        self.sessions: dict[str, int] = {}  # external id -> pk
+        self.existing_sessions: set[int] = set()  # merging: sessions the user had before
+        self.grown_sessions: set[int] = set()  # merging: those of them that got messages
+        self.messages = array("q")  # pk by position
+        self.knowledge = array("q")  # pk by position
+        # (history record?, its id, column, position referred to, where in the document) per reference
+        self.fact_links: list[tuple[bool, int, str, int, str]] = []
+
+    def run(self, entries: Iterator[tuple[str, str, Any]]) -> UserImported:
+        batch: list[Any] = []
+        for key, kind, value in entries:
+            if kind == "item":
+                batch.append(value)
+                if len(batch) == CHUNK_SIZE:
+                    self._store(batch)
+                    batch = []
+                continue
+            self._store(batch)
+            batch = []
+            if key in ("format", "version"):
+                self._header(key, value)
+            elif key == "exported_at":
+                parsed_time(value, path="exported_at", null=True)
+            elif key == "user":
+                self._user(value)
+            elif key in LIST_SECTIONS and kind == "list":
+                self._open(key)
+            elif key in LIST_SECTIONS:
+                raise ValidationError({key: [f'"{key}" must be a list.']})
+            else:
+                raise ValidationError({key: [f"{key!r} is not a part of a {FORMAT} document (docs/export.md)."]})
+        self._store(batch)
+        if self.result is None:
+            raise ValidationError({"user": ["The document names no user."]})
+        self._link_facts()
+        self._settle_merged_sessions()
+        return self.result
+
+    def _header(self, key: str, value: Any) -> None:
+        if key == "format" and value != FORMAT:
+            raise ValidationError({"format": [f"This is not a {FORMAT} document (format {value!r})."]})
+        if key == "version" and (type(value) is not int or value != VERSION):
+            raise ValidationError(
+                {"version": [f"Version {value!r} cannot be read here: this service reads version {VERSION}."]}
+            )
+        self.header[key] = value
+
+    def _user(self, value: Any) -> None:
+        if set(self.header) != {"format", "version"}:
+            raise ValidationError({"version": ['"format" and "version" must come first in the document.']})
+        item = _Item("user", value)
+        external_id = self.user_external_id or item.text("id", blank=False)
+        if problems := user_id_errors(user_external_id=external_id):
+            raise ValidationError({"user.id": problems})
+        created_at = item.time("created_at")
+        user = EndUser.objects.filter(external_id=external_id).first()
+        if user is not None and not self.merge:
+            raise ValidationError(
+                {"user": [f"User {external_id!r} already exists here: merge into it (--merge), or forget them first."]}
+            )
+        if user is None:
+            user = EndUser.objects.create(external_id=external_id)
+            EndUser.objects.filter(pk=user.pk).update(created_at=created_at)
+        else:
+            self.sessions = dict(Session.objects.filter(user=user).values_list("external_id", "pk"))
+            self.existing_sessions = set(self.sessions.values())
+        self.user, self.result = user, UserImported(user_id=external_id)
+
+    def _open(self, name: str) -> None:
+        if self.user is None:
+            raise ValidationError({name: [f'"user" must come before "{name}".']})
+        index = LIST_SECTIONS.index(name)
+        if index <= self.section:
+            order = ", ".join(LIST_SECTIONS)
+            raise ValidationError({name: [f'"{name}" comes once, after the lists before it ({order}).']})
+        self.section = index
+
+    def _store(self, batch: list[Any]) -> None:
+        if not batch:
+            return
+        name = LIST_SECTIONS[self.section]
+        first = self.result.created[name] + self.result.kept[name]
+        items = [_Item(f"{name}.{first + i}", data) for i, data in enumerate(batch)]
+        getattr(self, f"_{name}")(items)
+
+    def _count(self, name: str, *, created: int, kept: int = 0) -> None:
+        self.result.created[name] += created
+        self.result.kept[name] += kept
+
+    def _sessions(self, items: list[_Item]) -> None:
+        rows, kept = [], 0
+        for item in items:
+            external_id = item.text("id", max_length=Session._meta.get_field("external_id").max_length, blank=False)
+            channel = item.text("channel", max_length=Session._meta.get_field("channel").max_length)
+            first, last = item.time("first_message_at", null=True), item.time("last_message_at", null=True)
+            stamps = (item.time("created_at"), item.time("updated_at"))
+            if external_id in self.sessions and self.sessions[external_id] in self.existing_sessions:
+                kept += 1
+                continue
+            session = Session(
+                user=self.user, external_id=external_id, channel=channel, first_message_at=first, last_message_at=last
+            )
+            rows.append((session, stamps))
+        Session.objects.bulk_create([session for session, _ in rows], batch_size=ROWS_PER_INSERT)
+        for session, _ in rows:
+            self.sessions[session.external_id] = session.pk
+        _restamp(Session, [(session.pk, *stamps) for session, stamps in rows])
+        self._count("sessions", created=len(rows), kept=kept)
+
+    def _session_pk(self, item: _Item, key: str, *, null: bool = False) -> int | None:
+        external_id = item.text(key, null=null)
+        if external_id is None:
+            return None
+        if external_id not in self.sessions:
+            raise item.fail(key, f"names session {external_id!r}, which the sessions list does not hold.")
+        return self.sessions[external_id]
+
+    def _messages(self, items: list[_Item]) -> None:
+        id_max = Message._meta.get_field("external_id").max_length
+        channel_max = Message._meta.get_field("channel").max_length
+        rows = []
+        for item in items:
+            rows.append(
+                (
+                    self._session_pk(item, "session"),
+                    item.text("external_id", max_length=id_max, null=True) or "",
+                    item.choice("role", _ROLES),
+                    item.text("content"),
+                    item.text("channel", max_length=channel_max),
+                    item.json("metadata", dict),
+                    item.time("created_at"),
+                    item.time("received_at"),
+                    item.choice("dialogue_act", _ACTS),
+                )
+            )
+        there = self._messages_there(rows)
+        new = [row for row in rows if (row[0], row[1]) not in there]
+        new_ids = []
+        if new:
+            with connection.cursor() as cursor:
+                columns = [[row[i] if i != 5 else json.dumps(row[i]) for row in new] for i in range(9)]
+                cursor.execute(_INSERT_MESSAGES, [self.user.pk, *columns])
+                new_ids = [pk for (pk,) in cursor.fetchall()]
+        self.grown_sessions |= {row[0] for row in new} & self.existing_sessions
+        inserted = iter(new_ids)
+        for session, external_id, *_ in rows:
+            self.messages.append(there[(session, external_id)] if (session, external_id) in there else next(inserted))
+        if new_ids:
+            job_enqueue(func="memories.tasks.embed_rows", args=("message", new_ids))
+        self._count("messages", created=len(new_ids), kept=len(rows) - len(new_ids))
+
+    def _messages_there(self, rows: list[tuple]) -> dict[tuple[int, str], int]:
+        """Merging: the messages of these rows' (pre-existing) sessions with the same external ids."""
+        wanted = [(session, external_id) for session, external_id, *_ in rows if external_id]
+        wanted = [(s, e) for s, e in wanted if s in self.existing_sessions]
+        if not wanted:
+            return {}
+        found = Message.objects.filter(
+            session_id__in={s for s, _ in wanted}, external_id__in={e for _, e in wanted}
+        ).values_list("session_id", "external_id", "pk")
+        return {(session, external_id): pk for session, external_id, pk in found}
+
+    def _summaries(self, items: list[_Item]) -> None:
+        rows = []
+        for item in items:
+            summary = Summary(
+                user=self.user,
+                session_id=self._session_pk(item, "session"),
+                content=item.text("content"),
+                mode=item.choice("mode", _SUMMARY_MODES),
+                covers_from=item.time("covers_from"),
+                covers_until=item.time("covers_until"),
+                last_message_id=item.position("last_message", self.messages, null=True),
+                message_count=item.number("message_count", int),
+            )
+            rows.append((summary, item.time("created_at"), item.time("updated_at")))
+        summarised = set(
+            Summary.objects.filter(session_id__in=[s.session_id for s, *_ in rows]).values_list("session_id", flat=True)
+        )
+        # Merging: a session's summary already here is kept (it may cover more than the document's).
+        rows = [row for row in rows if row[0].session_id not in summarised]
+        Summary.objects.bulk_create([summary for summary, *_ in rows], batch_size=ROWS_PER_INSERT)
+        _restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
+        if rows:
+            job_enqueue(func="memories.tasks.embed_rows", args=("summary", [summary.pk for summary, *_ in rows]))
+        self._count("summaries", created=len(rows), kept=len(items) - len(rows))
+
+    def _fact_positions(self, item: _Item) -> list[tuple[str, int, str]]:
+        """The facts ``item`` refers to: ``(column, position, where)`` each, resolved by ``_link_facts``."""
+        links = []
+        for key in ("replaces", "superseded_by"):
+            value = item.data.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise item.fail(key, f"must be the position of a fact in the knowledge list, not {value!r}.")
+            links.append((f"{key}_id", value, f"{item.path}.{key}"))
+        return links
+
+    def _link_facts(self) -> None:
+        """Fill the facts' (and their history's) references to facts, now that every fact has its id."""
+        links: dict[tuple[bool, str], tuple[list[int], list[int]]] = {}
+        for history, pk, column, position, path in self.fact_links:
+            if position >= len(self.knowledge):
+                raise ValidationError({path: [f"{path}: refers to fact {position}, which is not in the list."]})
+            ids, targets = links.setdefault((history, column), ([], []))
+            ids.append(pk)
+            targets.append(self.knowledge[position])
+        for (history, column), (ids, targets) in links.items():
+            model = Knowledge.history.model if history else Knowledge
+            statement = _LINK_FACTS.format(
+                table=connection.ops.quote_name(model._meta.db_table),
+                column=column,
+                key="history_id" if history else "id",
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(statement, [ids, targets])
+
+    def _fact(self, item: _Item, model: type[models.Model], **fields: Any) -> models.Model:
+        return model(
+            user=self.user,
+            content=item.text("content"),
+            status=item.choice("status", _STATUSES),
+            slot=item.text("slot", max_length=Knowledge._meta.get_field("slot").max_length),
+            confidence=item.number("confidence", (int, float), null=True),
+            said_at=item.time("said_at", null=True),
+            needs_review=item.number("needs_review", bool),
+            reviewed=item.number("reviewed", bool),
+            source_session_id=self._session_pk(item, "source_session", null=True),
+            **fields,
+        )
+
+    def _knowledge(self, items: list[_Item]) -> None:
+        names = {c.get("by") for i in items for c in i.json("history", list) if isinstance(c, dict)}
+        staff = dict(
+            get_user_model()
+            .objects.filter(username__in=[n for n in names if isinstance(n, str)])
+            .values_list("username", "pk")
+        )
+        facts = [(self._fact(item, Knowledge), item) for item in items]
+        # bulk_create sends no post_save: django-simple-history records nothing of its own here.
+        Knowledge.objects.bulk_create([fact for fact, _ in facts], batch_size=ROWS_PER_INSERT)
+        self.knowledge.extend(fact.pk for fact, _ in facts)
+        _restamp(Knowledge, [(fact.pk, item.time("created_at"), item.time("updated_at")) for fact, item in facts])
+        through = Knowledge.source_messages.through
+        through.objects.bulk_create(
+            [
+                through(knowledge_id=fact.pk, message_id=pk)
+                for fact, item in facts
+                for pk in item.positions("source_messages", self.messages)
+            ]
+        )
+        changes = []
+        for fact, item in facts:
+            for n, data in enumerate(item.json("history", list)):
+                change = _Item(f"{item.path}.history.{n}", data)
+                by = change.data.get("by")
+                record = self._fact(
+                    change,
+                    Knowledge.history.model,
+                    id=fact.pk,
+                    history_date=change.time("at"),
+                    history_type=change.choice("type", _CHANGE_TYPES),
+                    history_change_reason=change.text("reason", max_length=100, null=True),
+                    history_user_id=staff.get(by) if isinstance(by, str) else None,
+                    created_at=change.time("created_at"),
+                    updated_at=change.time("updated_at"),
+                )
+                changes.append((record, change))
+        Knowledge.history.model.objects.bulk_create([record for record, _ in changes], batch_size=ROWS_PER_INSERT)
+        for history, rows in ((False, facts), (True, changes)):
+            for row, item in rows:
+                pk = row.history_id if history else row.pk
+                self.fact_links += [(history, pk, *link) for link in self._fact_positions(item)]
+        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [fact.pk for fact, _ in facts]))
+        self._count("knowledge", created=len(facts))
+
+    def _diaries(self, items: list[_Item]) -> None:
+        rows = []
+        for item in items:
+            diary = Diary(
+                user=self.user,
+                diary_date=parsed_date(item.data.get("date"), path=f"{item.path}.date"),
+                content=item.text("content"),
+                metadata=item.json("metadata", dict),
+            )
+            rows.append((diary, item.time("created_at"), item.time("updated_at")))
+        there = set(
+            Diary.objects.filter(user=self.user, diary_date__in=[d.diary_date for d, *_ in rows]).values_list(
+                "diary_date", flat=True
+            )
+        )
+        # Merging: the entry a date already has here is kept.
+        rows = [row for row in rows if row[0].diary_date not in there]
+        Diary.objects.bulk_create([diary for diary, *_ in rows], batch_size=ROWS_PER_INSERT)
+        _restamp(Diary, [(diary.pk, *stamps) for diary, *stamps in rows])
+        if rows:
+            job_enqueue(func="memories.tasks.embed_rows", args=("diary", [diary.pk for diary, *_ in rows]))
+        self._count("diaries", created=len(rows), kept=len(items) - len(rows))
+
+    def _entities(self, items: list[_Item]) -> None:
+        known = {e.name.lower(): e for e in Entity.objects.filter(user=self.user)} if self.merge else {}
+        new, stamps, links, kept = [], [], [], 0
+        facts = self.knowledge
+        for item in items:
+            name = item.text("name", max_length=Entity._meta.get_field("name").max_length, blank=False)
+            aliases = item.texts("aliases")
+            first, last = item.time("first_mentioned_at"), item.time("last_mentioned_at")
+            linked = (item.positions("knowledge", facts), item.positions("messages", self.messages))
+            entity = known.get(name.lower())
+            if entity is None:
+                entity = Entity(
+                    user=self.user,
+                    name=name,
+                    kind=item.choice("kind", _KINDS),
+                    aliases=aliases,
+                    first_mentioned_at=first,
+                    last_mentioned_at=last,
+                )
+                new.append(entity)
+                stamps.append((item.time("created_at"), item.time("updated_at")))
+            else:
+                kept += 1
+                entity.aliases += [a for a in aliases if a.lower() not in {n.lower() for n in [name, *entity.aliases]}]
+                entity.first_mentioned_at = min(entity.first_mentioned_at, first)
+                entity.last_mentioned_at = max(entity.last_mentioned_at, last)
+                entity.save(update_fields=["aliases", "first_mentioned_at", "last_mentioned_at", "updated_at"])
+            links.append((entity, *linked))
+        Entity.objects.bulk_create(new, batch_size=ROWS_PER_INSERT)
+        _restamp(Entity, [(entity.pk, *times) for entity, times in zip(new, stamps, strict=True)])
+        Entity.knowledge.through.objects.bulk_create(
+            [Entity.knowledge.through(entity_id=e.pk, knowledge_id=k) for e, ks, _ in links for k in ks],
+            ignore_conflicts=True,
+        )
+        Entity.messages.through.objects.bulk_create(
+            [Entity.messages.through(entity_id=e.pk, message_id=m) for e, _, ms in links for m in ms],
+            ignore_conflicts=True,
+            batch_size=ROWS_PER_INSERT,
+        )
+        self._count("entities", created=len(new), kept=kept)
+
+    def _settle_merged_sessions(self) -> None:
+        """Merging: a session that was already here spans its old and new messages."""
+        for session in Session.objects.filter(pk__in=self.grown_sessions).annotate(
+            first=Min("messages__created_at"), last=Max("messages__created_at")
+        ):
+            Session.objects.filter(pk=session.pk).update(first_message_at=session.first, last_message_at=session.last)
+
+
+def _restamp(model: type[models.Model], stamps: list[tuple[int, datetime, datetime]]) -> None:
+    """Set these rows' ``created_at`` and ``updated_at`` to the document's."""
+    if not stamps:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _RESTAMP.format(table=connection.ops.quote_name(model._meta.db_table)),
+            [[pk for pk, *_ in stamps], [c for _, c, _ in stamps], [u for *_, u in stamps]],
+        )
