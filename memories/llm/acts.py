@@ -8,7 +8,9 @@ backchannels / acknowledgements such as "uh-huh", "right", "that's great"). A tu
   acknowledgement ("Of course.", "Totally!", "Let me think about that.", "Oh no, I'm sorry to hear
   that."): it carries no information of its own;
 - a *question* when every sentence that is not a backchannel asks something (ends with "?", or
-  opens with a question word and does not end with "!");
+  opens with a question word and does not end with "!") and tells nothing before it asks: "I'm
+  thinking of visiting my sister Emily in Denver, any tips?" opens with a first-person clause of
+  two content words or more, so it states something too;
 - a *statement* otherwise (a turn that states anything counts as one, questions aside).
 
 Search never shows a backchannel as a memory, and shows a question only as the lead-in to the
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BACKCHANNEL", "QUESTION", "STATEMENT", "dialogue_act", "is_backchannel", "is_question"]
+__all__ = ["BACKCHANNEL", "QUESTION", "STATEMENT", "dialogue_act", "is_backchannel", "is_question", "tells"]
 
 STATEMENT = "statement"
 QUESTION = "question"
@@ -68,6 +70,15 @@ _QUESTION_OPENER = re.compile(
 )
 
 
+# A sentence's first clause, when it speaks of the speaker: "I'm allergic to shellfish, any idea?".
+# It ends at a comma or where a question is embedded ("I wonder what my dog's name was?").
+_FIRST_PERSON_CLAUSE = re.compile(
+    r"^(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
+    r"(?:(?!\b(?:what|where|when|who|whom|whose|why|how|which|if|whether)\b)[^,;:?])*",
+    re.IGNORECASE,
+)
+_CONTENT_WORDS = 2
+
 # "What a lovely name.", "How nice of her." exclaim; they do not ask.
 _EXCLAMATION = re.compile(
     r"^(?:what (?:a|an)\b|how (?!(?:do|does|did|is|are|was|were|can|could|would|will|should|much|many|long|often|"
@@ -93,6 +104,17 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_OPENER.match(stripped)) and len(stripped.split()) > 1
 
 
+def tells(sentence: str) -> bool:
+    """Whether ``sentence`` opens with a first-person clause holding at least two content words (not
+    function words, not acknowledgements): "I need new ideas for my meal prep, can you help?" tells;
+    "I was wondering, where do I work?" and "I'm hungry, any idea?" do not."""
+    clause = _FIRST_PERSON_CLAUSE.match(sentence.strip().replace("\u2019", "'"))
+    if clause is None:
+        return False
+    words = _WORD.findall(clause.group(0).lower())
+    return sum(w not in _FUNCTION_WORDS and w not in _ACKNOWLEDGEMENTS for w in words) >= _CONTENT_WORDS
+
+
 def dialogue_act(text: str, *, role: str = "user") -> str:
     """``STATEMENT``, ``QUESTION`` or ``BACKCHANNEL`` for one turn's text (see the module docstring).
 
@@ -106,7 +128,7 @@ def dialogue_act(text: str, *, role: str = "user") -> str:
     said = [s for s in sentences if not is_backchannel(s)]
     if not said:
         return BACKCHANNEL if sentences else STATEMENT
-    if all(is_question(s) for s in said):
+    if all(is_question(s) and not tells(s) for s in said):
         return QUESTION
     words = text.split()
     if role == "assistant" and len(words) <= _REACTION_WORDS and not _NAMES_OR_NUMBERS.search(" ".join(words[1:])):

@@ -156,3 +156,15 @@ def test_a_default_search_stays_within_its_token_budget_however_long_the_turns(a
     excerpts = [t for h in result["hits"] for t in h["turns"] if t["excerpt"]]
     assert excerpts  # the long answers are shown by the part that matches
     assert any("gym opens at 6 pm" in t["content"] for t in excerpts)
+
+
+def test_a_request_that_tells_something_about_the_user_is_a_memory_of_its_own(gql):
+    told = "I'm flying out to see my brother Taro in Sapporo next month, any packing tips for the snow?"
+    for minute, (role, content) in enumerate(
+        [("user", told), ("assistant", "Pack thermal layers, waterproof boots and a warm hat: Sapporo is cold.")]
+    ):
+        message = {"role": role, "content": content, "createdAt": f"2024-01-10T09:0{minute}:00+00:00"}
+        assert "errors" not in gql(TURN, {"userId": "ken", "sessionId": "trip", "messages": [message]})
+    asked = {"role": "user", "content": "Where does my brother live?", "createdAt": "2024-02-01T09:00:00+00:00"}
+    context = gql(TURN, {"userId": "ken", "sessionId": "later", "messages": [asked]})["data"]["addMessages"]["context"]
+    assert told in [_said(m) for m in context["memories"] if m["kind"] == "MESSAGE"]
