@@ -29,7 +29,7 @@ from memories.models import Message
 from memories.services.api_keys import api_key_create
 from memories.services.embeddings import embeddings_fill
 from memories.services.knowledge import knowledge_add
-from tests.ops.test_serve import _environment, _free_port, _start, _test_database_url, _wait_until_served
+from tests.ops.live import database_url, environment, free_port, start_serve, wait_until_served
 
 pytestmark = pytest.mark.slow
 
@@ -50,12 +50,12 @@ FACT = "The user is allergic to peanuts."
 @pytest.fixture(scope="module")
 def url(django_db_setup, django_db_blocker) -> Iterator[str]:
     """The GraphQL URL of ``manage.py serve web`` on the test database, with the offline embedding model."""
-    port = _free_port()
+    port = free_port()
     with django_db_blocker.unblock():
-        env = _environment(DATABASE_URL=_test_database_url(), EMBEDDING_BACKEND="local")
-    service = _start("web", port=port, env=env)
+        env = environment(DATABASE_URL=database_url(), EMBEDDING_BACKEND="local")
+    service = start_serve("web", port=port, env=env)
     try:
-        _wait_until_served(service, port)
+        wait_until_served(service, port)
         yield f"http://127.0.0.1:{port}/graphql/"
     finally:
         service.send_signal(signal.SIGTERM)
@@ -180,14 +180,15 @@ def test_the_readme_python_turn_works_as_shown(url, key):
 
 
 def _python_blocks(doc: Path, url: str, key: str) -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL)
+    section = doc.read_text().split("## Python client", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
     return [
         block.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key)) for block in blocks
     ]
 
 
 def test_the_integrations_doc_examples_work_as_shown(url, key, capsys):
-    """docs/integrations.md's Python client blocks, in order: the tour, the async turn, errors, the plain HTTP turn."""
+    """The Python client section's blocks in docs/integrations.md: the tour, the async turn, errors, the plain turn."""
     tour, async_turn, errors, plain = _python_blocks(ROOT / "docs" / "integrations.md", url, key)
 
     exec(compile(tour, "integrations.md", "exec"), {})  # noqa: S102 - the doc's own examples
