@@ -335,7 +335,8 @@ PORT = _number("PORT", 8000, minimum=0, maximum=65535)
 # transport acts as (a desktop agent passes it in the server's environment).
 MCP_PORT = _number("MCP_PORT", 8001, minimum=0, maximum=65535)
 MCP_API_KEY = env.str("MCP_API_KEY", default="")
-# Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py).
+# Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py),
+# and tool calls at once in each MCP server process.
 WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
 # manage.py serve starts a process (or the embedded PostgreSQL) that stops again, at most this many
 # times in 10 minutes; once more, and it stops everything and exits with an error.

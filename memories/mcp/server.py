@@ -10,8 +10,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
+import anyio.to_thread
 import uvicorn
 from django.conf import settings
 from mcp.server.auth.settings import AuthSettings
@@ -56,13 +59,25 @@ def http_app(*, host: str, port: int) -> Starlette:
         auth=AuthSettings(issuer_url=f"http://{host}:{port}", resource_server_url=None),
     )
     MemoryTools(caller=request_scope).register(server)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
         json_response=True,
         max_request_body_size=settings.MAX_REQUEST_BYTES,
         host=host,  # on a loopback address, the SDK also refuses other Host headers (DNS rebinding)
     )
+    sdk_lifespan = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[Any]:
+        # Each tool call holds a pooled connection in one of anyio's threads (40 by default): no more
+        # calls at once than the pool lends (WEB_THREADS), the rest wait their turn instead of a 503.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.WEB_THREADS
+        async with sdk_lifespan(app) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return app
 
 
 def serve_stdio(*, api_key: str | None = None, user_ids: Sequence[str] = ()) -> None:

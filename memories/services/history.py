@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Max, Min, Q
+from django.db.models import Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
@@ -92,8 +92,7 @@ def history_delete(
     # After the delete: django-simple-history records each deleted row, text and all.
     Knowledge.history.filter(id__in=raised_ids).delete()
     knowledge_revive(knowledge_ids=superseded)
-    _, deleted = messages.delete()
-    message_count = deleted.get(Message._meta.label, 0)
+    message_count = _delete_messages(messages)
     summaries, _ = Summary.objects.filter(session_id__in=session_ids).delete()
     emptied = Session.objects.filter(pk__in=session_ids, messages__isnull=True)
     emptied_count, _ = emptied.delete()
@@ -167,11 +166,7 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
             for kind, model in (("message", Message), ("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
         },
     )
-    # Messages go in chunks first: Django deletes what refers to the rows it deletes with one
-    # ``IN (...)`` of all their ids, and PostgreSQL takes at most 65,535 parameters per statement.
-    messages = 0
-    while chunk := list(Message.objects.filter(user=user).values_list("pk", flat=True)[:DELETE_CHUNK]):
-        messages += Message.objects.filter(pk__in=chunk).delete()[1].get(Message._meta.label, 0)
+    messages = _delete_messages(Message.objects.filter(user=user))
     _, per_model = user.delete()
     # The audit trail keeps old texts, and django-simple-history has just recorded each deleted
     # fact, text and all: forget them too.
@@ -183,3 +178,15 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
         knowledge=per_model.get(Knowledge._meta.label, 0),
         diaries=per_model.get(Diary._meta.label, 0),
     )
+
+
+def _delete_messages(messages: QuerySet[Message]) -> int:
+    """Delete ``messages`` ``DELETE_CHUNK`` at a time and return how many went.
+
+    Django deletes what refers to the rows it deletes with one ``IN (...)`` of all their ids, and
+    PostgreSQL takes at most 65,535 parameters per statement.
+    """
+    deleted = 0
+    while chunk := list(messages.values_list("pk", flat=True)[:DELETE_CHUNK]):
+        deleted += Message.objects.filter(pk__in=chunk).delete()[1].get(Message._meta.label, 0)
+    return deleted

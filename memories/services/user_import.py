@@ -456,7 +456,8 @@ class _Import:
                 through(knowledge_id=fact.pk, message_id=pk)
                 for fact, item in facts
                 for pk in item.positions("source_messages", self.messages)
-            ]
+            ],
+            batch_size=ROWS_PER_INSERT,
         )
         changes = []
         for fact, item in facts:
@@ -539,6 +540,7 @@ class _Import:
         Entity.knowledge.through.objects.bulk_create(
             [Entity.knowledge.through(entity_id=e.pk, knowledge_id=k) for e, ks, _ in links for k in ks],
             ignore_conflicts=True,
+            batch_size=ROWS_PER_INSERT,
         )
         Entity.messages.through.objects.bulk_create(
             [Entity.messages.through(entity_id=e.pk, message_id=m) for e, _, ms in links for m in ms],

@@ -7,6 +7,8 @@ import json
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services import history
@@ -115,6 +117,18 @@ def test_forget_user_deletes_messages_in_chunks(alice_memory, monkeypatch):
     assert (forgotten.messages, forgotten.sessions, forgotten.summaries) == (6, 3, 3)
     assert not Message.objects.exists()
     assert not Knowledge.history.exists()
+
+
+def test_delete_history_deletes_messages_in_chunks(alice_memory, monkeypatch):
+    monkeypatch.setattr(history, "DELETE_CHUNK", 4)
+
+    with CaptureQueriesContext(connection) as queries:
+        deleted = history.history_delete(user_external_id="alice")
+
+    assert deleted.messages == 6
+    assert not Message.objects.exists()
+    deletes = [q["sql"] for q in queries if q["sql"].startswith('DELETE FROM "memories_message"')]
+    assert len(deletes) == 2  # 4 + 2: no statement names every id
 
 
 def test_an_existing_user_is_refused_unless_merging(alice_memory, exported):
