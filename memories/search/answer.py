@@ -10,6 +10,7 @@ from datetime import UTC, datetime, tzinfo
 from memories.llm import ChatModel, Usage
 from memories.metrics import counted_call
 from memories.search.hits import Hit, Turn
+from memories.search.order import in_prompt_order
 
 __all__ = ["NOT_FOUND", "Answer", "answer_question"]
 
@@ -82,8 +83,8 @@ def answer_question(
 def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
     """Up to ``_QUOTED`` distinct quotes with the hit each comes from: the facts of the topic asked about
     (``Hit.topical``), then the best facts and turns, never a turn whose fact a later one replaced, facts
-    first and each newest first; only without either, summaries and diaries (which retell the turns). With several end
-    users searched, each quote names its user."""
+    first and each newest first (``memories.search.order``); only without either, summaries and diaries
+    (which retell the turns). With several end users searched, each quote names its user."""
     current = [h for h in relevant if h.replaced_at is None]
     # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
     said = [h for h in current if h.topical] + [
@@ -99,9 +100,9 @@ def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzin
                 quotes.setdefault(f"[user {hit.user_id}] {quote}" if multi_user and hit.user_id else quote, hit)
         if quotes:
             break
-    never = datetime.min.replace(tzinfo=UTC)
-    newest_first = sorted(quotes.items(), key=lambda item: item[1].conversation_time or never, reverse=True)
-    return sorted(newest_first, key=lambda item: item[1].kind != "knowledge")  # facts, as they hold now, first
+    # Facts, as they hold now, first; a later turn about a fact's topic above it.
+    order = {id(hit): i for i, hit in enumerate(in_prompt_order(list(dict.fromkeys(quotes.values()))))}
+    return sorted(quotes.items(), key=lambda item: order[id(item[1])])
 
 
 def _answering_turn(hit: Hit) -> Turn | None:

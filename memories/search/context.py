@@ -8,7 +8,6 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 
 from django.conf import settings
 
@@ -17,6 +16,7 @@ from memories.metrics import SEARCH_STAGE_SECONDS
 from memories.models import EndUser, Message, Role, Session
 from memories.search.excerpts import fit_to_budget
 from memories.search.hits import Hit, Turn
+from memories.search.order import in_prompt_order
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrieval import embed_query, relevant, retrieve
 from memories.search.scope import Scope
@@ -130,7 +130,7 @@ def context(
             hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
             shown = fit_to_budget(relevant(hits), query=query, max_tokens=max_tokens)
             memories, memory_tokens = _within_budget(shown, max_tokens)
-            memories = _in_prompt_order(memories)
+            memories = in_prompt_order(memories)
     prompt = render_prompt(session_id=session_external_id, window=window, memories=memories)
     *turn_tokens, prompt_tokens = count_tokens([*(t.text for t in window), prompt])
     window_tokens = sum(turn_tokens)
@@ -208,16 +208,3 @@ def _unsaid(summary: str, *, said: Iterable[str]) -> str:
         if words and not any(words in text for text in said):
             kept.append(sentence)
     return " ".join(kept)
-
-
-def _in_prompt_order(memories: list[Hit]) -> list[Hit]:
-    """Facts first, as they hold now (the one said last first), then the rest newest first: a later
-    statement of the same thing comes above an earlier one."""
-    never = datetime.min.replace(tzinfo=UTC)
-    facts = sorted(
-        (h for h in memories if h.kind == "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
-    )
-    rest = sorted(
-        (h for h in memories if h.kind != "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
-    )
-    return facts + rest

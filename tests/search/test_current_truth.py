@@ -168,3 +168,31 @@ def test_a_request_that_tells_something_about_the_user_is_a_memory_of_its_own(gq
     asked = {"role": "user", "content": "Where does my brother live?", "createdAt": "2024-02-01T09:00:00+00:00"}
     context = gql(TURN, {"userId": "ken", "sessionId": "later", "messages": [asked]})["data"]["addMessages"]["context"]
     assert told in [_said(m) for m in context["memories"] if m["kind"] == "MESSAGE"]
+
+
+def test_a_later_turn_about_a_facts_topic_comes_above_the_fact(gql):
+    """A fact holds what was said when it was raised; a turn said later about the same thing may have
+    changed it, so a bot reads that turn first."""
+
+    def send(session: str, minute: int, content: str, role: str = "user") -> dict:
+        at = f"{session}T10:{minute:02d}:00+00:00"
+        body = gql(
+            TURN,
+            {"userId": "ines", "sessionId": session, "messages": [{"role": role, "content": content, "createdAt": at}]},
+        )
+        assert "errors" not in body, body
+        return body["data"]["addMessages"]["context"]
+
+    send("2024-03-01", 0, "I have my knee surgery on March 10, the left knee.")
+    send("2024-03-01", 1, "Good luck with it!", role="assistant")
+    send("2024-03-04", 0, "Bad news, the hospital postponed my knee surgery. The surgeon is away.")
+    send("2024-03-04", 1, "Oh no. Did they give you a new date?", role="assistant")
+    send("2024-03-04", 2, "Yes, March 24 now.")
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ines"})
+
+    context = send("2024-03-06", 0, "when is my knee surgery?")
+    facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    assert any("March 10" in fact for fact in facts), facts
+    memories = context["prompt"].split("## Recent conversation")[0]
+    assert "March 24" in memories, memories
+    assert memories.index("March 24") < memories.index("March 10"), memories

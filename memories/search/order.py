@@ -1,0 +1,74 @@
+"""The order memories are shown in, to a chatbot's prompt and in an offline answer: what holds now first.
+
+Facts (knowledge) come first, the one said last first, then the turns, summaries and diaries,
+newest first, so that a later statement of the same thing comes above an earlier one. A memory
+said after a fact that names what the fact is about comes right above that fact, since it may
+have changed it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from memories.search.hits import Hit
+
+__all__ = ["in_prompt_order"]
+
+
+def in_prompt_order(memories: list[Hit]) -> list[Hit]:
+    """Facts first, as they hold now (the one said last first), then the rest newest first: a later
+    statement of the same thing comes above an earlier one.
+
+    A turn or summary said after a fact and naming what the fact is about (a content word of
+    the fact, not the user's name) comes right above that fact: it may have changed it ("They
+    moved my operation to the 24th" above "Elena has an operation on September 10").
+    """
+    never = datetime.min.replace(tzinfo=UTC)
+    facts = sorted(
+        (h for h in memories if h.kind == "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
+    )
+    rest = sorted(
+        (h for h in memories if h.kind != "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
+    )
+    ordered: list[Hit] = []
+    for fact in facts:
+        topic = _topic_words(fact)
+        later = [h for h in rest if topic & _words(_said_after(h, fact))]
+        ordered += later
+        rest = [h for h in rest if h not in later]
+        ordered.append(fact)
+    return ordered + rest
+
+
+_WORD = re.compile(r"[^\W\d_]{4,}")
+# Words that name no topic: function words, common verbs, time words.
+_NO_TOPIC = frozenset(
+    """about after again also been before being could does doing done from have having here just like
+    more most much must need only really said says should some such than that their them then there these
+    they this those very want were what when where which while will with would your yours named called
+    user today tomorrow yesterday week weeks month months year years day days time january february march
+    april june july august september october november december monday tuesday wednesday thursday friday
+    saturday sunday""".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    """The lower-cased words of four letters or more in ``text`` that may name a topic."""
+    return {w for w in (m.group().lower() for m in _WORD.finditer(text)) if w not in _NO_TOPIC}
+
+
+def _topic_words(fact: Hit) -> set[str]:
+    """What ``fact`` is about: its words, without the names of the people whose turns raised it."""
+    names = {w.lower() for t in fact.turns for w in (t.speaker or "").split()} | {"user", "assistant"}
+    return {w for w in _words(fact.content) if w not in names and w.removesuffix("s") not in names}
+
+
+def _said_after(hit: Hit, fact: Hit) -> str:
+    """What ``hit`` says that was said after ``fact`` (its turns after the fact's own, not them)."""
+    if fact.conversation_time is None or hit.conversation_time is None:
+        return ""
+    if hit.kind != "message":
+        return hit.content if hit.conversation_time > fact.conversation_time else ""
+    sources = {t.id for t in fact.turns}
+    return " ".join(t.content for t in hit.turns if t.created_at > fact.conversation_time and t.id not in sources)
