@@ -23,7 +23,6 @@ The figures go to ``bench/results/client.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 import statistics
@@ -34,9 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.retrieval import REPO_ROOT, RESULTS_DIR, _code_version, _machine, setup_django
-from bench.speed import bench_api_key, percentile, served
-from bench.synthetic import _connect_admin, use_database
+from bench.databases import fresh_database, setup_django
+from bench.report import REPO_ROOT, RESULTS_DIR, code_version, machine, percentile, render, save_results, table
+from bench.service import bench_api_key, served
 
 __all__ = ["main", "run"]
 
@@ -66,7 +65,7 @@ def _example(doc: Path, marker: str, url: str, key: str) -> dict[str, Any]:
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL) if marker in b]
     code = block.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key))
     namespace: dict[str, Any] = {}
-    exec(compile(code, str(doc), "exec"), namespace)  # noqa: S102 - the doc's own example
+    exec(compile(code, str(doc), "exec"), namespace)  # the doc's own example, as a reader runs it
     return namespace
 
 
@@ -88,13 +87,7 @@ def _figures(milliseconds: Sequence[float], cpu_milliseconds: Sequence[float]) -
 def run(*, turns: int = 200) -> dict[str, Any]:
     """Time ``turns`` client turns and ``turns`` plain turns, alternating; returns the figures."""
     setup_django()
-    from django.core.management import call_command
-
-    with _connect_admin() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    use_database(DATABASE)
-    call_command("migrate", verbosity=0)
+    fresh_database(DATABASE)
     key = bench_api_key()
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
 
@@ -123,8 +116,8 @@ def run(*, turns: int = 200) -> dict[str, Any]:
     return {
         "benchmark": "client",
         "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "code": _code_version(),
-        "machine": _machine(),
+        "code": code_version(),
+        "machine": machine(),
         "database": DATABASE,
         "client": client,
         "plain": plain,
@@ -134,16 +127,17 @@ def run(*, turns: int = 200) -> dict[str, Any]:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    lines = [f"{'turn':<8} {'turns':>6} {'median ms':>10} {'p90 ms':>8} {'mean ms':>8} {'bench CPU ms':>13}"]
-    for name in ("client", "plain"):
-        f = results[name]
-        lines.append(
-            f"{name:<8} {f['turns']:>6} {f['median_ms']:>10.2f} {f['p90_ms']:>8.2f} {f['mean_ms']:>8.2f}"
-            f" {f['median_client_cpu_ms']:>13.2f}"
-        )
-    lines.append(f"median ratio client / plain: {results['median_ratio_client_over_plain']:.3f} (target <= 1)")
-    lines.append(f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}")
-    return "\n".join(lines)
+    """The figures of each kind of turn, and the ratios."""
+    keys = ("turns", "median_ms", "p90_ms", "mean_ms", "median_client_cpu_ms")
+    rows = [
+        [name, *(f"{results[name][k]:.2f}" if k != "turns" else results[name][k] for k in keys)]
+        for name in ("client", "plain")
+    ]
+    return render(
+        table(["turn", "turns", "median ms", "p90 ms", "mean ms", "bench CPU ms"], rows),
+        f"median ratio client / plain: {results['median_ratio_client_over_plain']:.3f} (target <= 1)\n"
+        f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,10 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=200, help="turns of each kind timed (default: %(default)s)")
     args = parser.parse_args(argv)
     results = run(turns=args.turns)
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    (RESULTS_DIR / "client.json").write_text(json.dumps(results, indent=2) + "\n")
+    output = save_results(results, "client", RESULTS_DIR / "client.json")
     print(format_table(results))
-    print(f"Wrote {RESULTS_DIR / 'client.json'}")
+    print(f"Wrote {output}")
     return 0
 
 

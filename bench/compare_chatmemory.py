@@ -8,14 +8,14 @@ Run from the repository root (the first line once; it needs PyPI)::
 
 What runs, in this order:
 
-1. One OpenAI-wire server for both services (``tests.fake_openai.FakeOpenAI``, in this
+1. One OpenAI-wire server for both services (``bench.fake_openai.FakeOpenAI``, in this
    process): embeddings (a hashed bag of words, 384 dimensions) and chat replies at once, so
    neither service waits on a model and what is timed is each service's own work.
 2. This service on a fresh database ``bench_compare_ours``, with ``OPENAI_API_KEY`` and
    ``OPENAI_BASE_URL`` pointing at that server (its embedder and chat model both OpenAI-wire):
    the conversation imported in-process (``import_conversations``; embeddings and summaries
    written at once, django-q2 in sync mode), then served as ``make run`` serves it
-   (``bench.speed.served``: gunicorn).
+   (``bench.service.served``: gunicorn).
 3. chatmemory (its own venv, ``CHATMEMORY_PYTHON``) served by uvicorn as its ``__main__``
    does, on a fresh database ``bench_compare_chatmemory`` of the same PostgreSQL, pointing at
    the same server. Its API: ``POST /history`` per session (a new session queues the previous
@@ -27,7 +27,7 @@ What runs, in this order:
    alternating which goes first; both with default arguments: ours ``search(input: {userId,
    query})`` (hits and a generated answer: an embedding and a chat call), chatmemory ``POST
    /search {user_id, query}`` (top 5 summaries, knowledge and diaries, and an answer: an
-   embedding and a chat call). Client-side wall time; p50 / p95 / p99 (nearest-rank).
+   embedding and a chat call). Client-side wall time; p50 / p95 / p99 (``bench.report``).
    Beside them, not compared, after each pair: ours with ``answer: false``; ours doing
    chatmemory's work (``sources: [SUMMARY, KNOWLEDGE, DIARY], topK: 5``, with the answer); ours
    answering ``{ __typename }`` (what any request costs: HTTP, Django, the API key, GraphQL); and
@@ -41,21 +41,23 @@ does), not after something else set Django up.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.retrieval import DEFAULT_PATH, REPO_ROOT, RESULTS_DIR, setup_django
+from bench import locomo
+from bench.databases import fresh_database, setup_django
+from bench.fake_openai import FakeOpenAI
+from bench.locomo import DEFAULT_PATH
+from bench.report import REPO_ROOT, RESULTS_DIR, latency_figures, render, save_results, table
+from bench.service import JsonClient, bench_api_key, free_port, running, served, wait_for_http
 
 __all__ = ["CHATMEMORY_PYTHON", "main", "run"]
 
@@ -92,62 +94,14 @@ query Search($input: SearchInput!) {
 """
 
 
-@dataclass
-class JsonClient:
-    """A keep-alive JSON-over-HTTP connection to 127.0.0.1:``port``."""
-
-    port: int
-    headers: dict[str, str]
-    connection: http.client.HTTPConnection | None = None
-
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:  # noqa: ANN401 - JSON
-        """Send one request; returns the decoded JSON body.
-
-        A keep-alive connection the server closed while idle is opened again and the request
-        sent once more.
-
-        Raises:
-            RuntimeError: an HTTP status other than 200.
-        """
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json", **self.headers}
-        for attempt in range(2):
-            if self.connection is None:
-                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-            try:
-                self.connection.request(method, path, body=data, headers=headers)
-                response = self.connection.getresponse()
-                payload = response.read()
-                break
-            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-                self.connection.close()
-                self.connection = None
-                if attempt:
-                    raise
-        if response.status != 200:
-            raise RuntimeError(f"{method} {path} failed ({response.status}): {payload[:500]!r}")
-        return json.loads(payload)
-
-
-def _recreate_database(name: str) -> None:
-    from bench.synthetic import _connect_admin
-
-    with _connect_admin() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{name}"')
-
-
 def _load_ours(source: Path, sample: str) -> dict[str, int]:
     """Import the sample into ``OURS_DATABASE`` in this process; returns what is stored."""
     from django.core.management import call_command
 
-    from bench.synthetic import use_database
     from memories.models import Message, Summary
     from memories.services.embeddings import embeddings_pending
 
-    _recreate_database(OURS_DATABASE)
-    use_database(OURS_DATABASE)
-    call_command("migrate", verbosity=0)
+    fresh_database(OURS_DATABASE)
     call_command("import_conversations", str(source), samples=[sample], verbosity=0)
     pending = embeddings_pending(kind="message").count()
     if pending:
@@ -184,44 +138,21 @@ def _chatmemory(base_url: str, log: Path) -> Iterator[JsonClient]:
     Raises:
         RuntimeError: its venv is missing, or it exited or did not answer within 60 s.
     """
-    from bench.speed import free_port
-
     if not CHATMEMORY_PYTHON.exists():
         raise RuntimeError(
             f"{CHATMEMORY_PYTHON} is missing: python3 -m venv var/chatmemory-venv && "
             f"var/chatmemory-venv/bin/pip install chatmemory=={CHATMEMORY_VERSION}"
         )
-    _recreate_database(CHATMEMORY_DATABASE)
+    fresh_database(CHATMEMORY_DATABASE, use=False)
     port = free_port()
     config = json.dumps(_chatmemory_config(port, base_url))
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [str(CHATMEMORY_PYTHON), "-c", _CHATMEMORY_SERVER, config], stdout=out, stderr=subprocess.STDOUT
-        )
-    client = JsonClient(port=port, headers={})
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"chatmemory exited ({process.returncode}); see {log}.")
-            try:
-                client.request("GET", "/history/session_ids?user_id=nobody")
-                break
-            except OSError:
-                client.connection = None
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"chatmemory did not start in 60 s; see {log}.") from None
-                time.sleep(0.2)
-        yield client
-    finally:
-        if client.connection is not None:
-            client.connection.close()
-        process.terminate()
+    with running([str(CHATMEMORY_PYTHON), "-c", _CHATMEMORY_SERVER, config], log) as process:
+        wait_for_http(process, port, "/history/session_ids?user_id=nobody", log, seconds=60)
+        client = JsonClient(port)
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            yield client
+        finally:
+            client.close()
 
 
 def _load_chatmemory(client: JsonClient, source: Path, sample: str) -> dict[str, int]:
@@ -249,14 +180,6 @@ def _load_chatmemory(client: JsonClient, source: Path, sample: str) -> dict[str,
     return {"messages": sum(len(s.messages) for s in sessions), "summaries": len(sessions)}
 
 
-def _questions(source: Path, sample: str, limit: int | None) -> list[str]:
-    samples = [s for s in json.loads(source.read_text()) if s["sample_id"] == sample]
-    if not samples:
-        raise ValueError(f"{source} has no sample {sample}.")
-    questions = [qa["question"] for qa in samples[0]["qa"] if qa.get("question")]
-    return questions[:limit] if limit else questions
-
-
 def run(
     *, source: Path = DEFAULT_PATH, sample: str = SAMPLE, questions: int | None = None, progress: bool = True
 ) -> dict[str, Any]:
@@ -271,8 +194,6 @@ def run(
     Raises:
         RuntimeError: chatmemory's venv is missing, or a service failed to start or answer.
     """
-    from tests.fake_openai import FakeOpenAI
-
     fake = FakeOpenAI().start()
     # A JSON reply where JSON is asked for (our fact extraction at import), a short answer otherwise.
     fake.chat_reply = lambda body: '{"facts": []}' if body.get("response_format") else CHAT_REPLY
@@ -285,17 +206,16 @@ def run(
         fake.stop()
 
 
-def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: bool) -> dict[str, Any]:  # noqa: ANN401
+def _run(fake: FakeOpenAI, *, source: Path, sample: str, limit: int | None, progress: bool) -> dict[str, Any]:
     from django.conf import settings
     from tqdm import tqdm
 
-    from bench.speed import bench_api_key, latency_figures, served
     from memories.llm import get_chat_model, get_embedder
 
     if settings.EMBEDDING_BACKEND != "openai" or settings.CHAT_BACKEND != "openai":
         raise RuntimeError("Django was set up before the OpenAI-wire settings were: run this in a process of its own.")
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    asked = _questions(source, sample, limit)
+    asked = locomo.questions(source, sample)[: limit or None]
     stored = {"ours": _load_ours(source, sample)}
     raw_key = bench_api_key()
     with (
@@ -353,13 +273,6 @@ def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: b
 
 def format_table(results: dict[str, Any]) -> str:
     """The figures as a Markdown table."""
-    lines = [
-        f"{results['sample']}, {results['questions']} questions, alternating; same OpenAI-wire server "
-        f"({results['openai_wire_requests_per_search_pair']} model calls per pair of searches).",
-        "",
-        "| service | p50 ms | p95 ms | p99 ms | mean ms |",
-        "| --- | --- | --- | --- | --- |",
-    ]
     labels = {
         "ours": "this service (search, defaults)",
         "chatmemory": f"chatmemory {results['chatmemory_version']} (search, defaults)",
@@ -368,12 +281,14 @@ def format_table(results: dict[str, Any]) -> str:
         "ours_serving": "this service, `{ __typename }`: HTTP, Django, the API key, GraphQL (not compared)",
         "model_calls": "the model calls of a default search alone: an embedding and a chat answer (not compared)",
     }
-    for name, figures in results["latency"].items():
-        lines.append(
-            f"| {labels[name]} | {figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
-            f"{figures['mean_ms']} |"
-        )
-    return "\n".join(lines)
+    rows = [
+        [labels[name], f["p50_ms"], f["p95_ms"], f["p99_ms"], f["mean_ms"]] for name, f in results["latency"].items()
+    ]
+    return render(
+        f"{results['sample']}, {results['questions']} questions, alternating; same OpenAI-wire server "
+        f"({results['openai_wire_requests_per_search_pair']} model calls per pair of searches).\n",
+        table(["service", "p50 ms", "p95 ms", "p99 ms", "mean ms"], rows, markdown=True),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -387,8 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     results = run(source=args.source, sample=args.sample, questions=args.questions)
-    output = args.output or RESULTS_DIR / f"compare-chatmemory-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    output.write_text(json.dumps(results, indent=1) + "\n")
+    output = save_results(results, "compare-chatmemory", args.output)
     print(format_table(results))
     print(f"results: {output}")
     return 0

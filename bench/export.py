@@ -37,15 +37,16 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.retrieval import REPO_ROOT, RESULTS_DIR, setup_django
-from bench.speed import _child_env
-from bench.synthetic import _connect_admin, use_database
+from bench.databases import connect, fresh_database, setup_django, use_database
+from bench.report import REPO_ROOT, render, save_results, table
+from bench.service import child_env
+
+__all__ = ["bench_size", "build_user", "main"]
 
 DATABASE = "bench_export"
 USER = "bench-user"
 SIZES = (100, 10_000, 100_000)
 SESSION_TURNS = 20
-_home = "postgres"  # the database Django was configured with, set by ``main``
 _WORDS = (
     "cello lisbon sister dog beach garden nurse teacher train coffee morning rain museum recipe "
     "holiday book movie friend concert market river mountain bicycle office weekend dinner"
@@ -173,26 +174,20 @@ def _timed_child(args: list[str], env: dict[str, str]) -> dict[str, float]:
     return {"seconds": round(seconds, 2), "peak_rss_mb": round(peak_kib / 1024, 1)}
 
 
-def _fresh_database() -> None:
-    from django.core.management import call_command
+def bench_size(messages: int, workdir: Path, home: str) -> dict[str, Any]:
+    """Build the user, then time the export, the forget and the import (see the module doc).
 
-    use_database(_home)  # PostgreSQL drops no database a connection is open on
-    with _connect_admin() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    use_database(DATABASE)
-    call_command("migrate", verbosity=0)
-
-
-def bench_size(messages: int, workdir: Path) -> dict[str, Any]:
-    """Build the user, then time the export, the forget and the import (see the module doc)."""
+    ``home``: the database Django was configured with, connected to while ``DATABASE`` is dropped
+    (PostgreSQL drops no database a connection is open on).
+    """
     from memories.services.history import user_forget
 
-    _fresh_database()
+    use_database(home)
+    fresh_database(DATABASE)
     started = time.perf_counter()
     built = build_user(messages)
     build_seconds = time.perf_counter() - started
-    env = _child_env(DATABASE)
+    env = child_env(DATABASE)
     first, second = workdir / f"export-{messages}.json", workdir / f"export-{messages}-again.json"
     exported = _timed_child(["export_user", USER, "--out", str(first)], env)
     user_forget(user_external_id=USER)
@@ -216,17 +211,18 @@ def _without_time(path: Path) -> dict[str, Any]:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    lines = [
-        "| messages | file MB | export s | export peak RSS MB | import s | import peak RSS MB | round trip equal |",
-        "|---:|---:|---:|---:|---:|---:|:---:|",
+    """A Markdown row per size."""
+    header = ["messages", "file MB", "export s", "export peak RSS MB", "import s", "import peak RSS MB"]
+    rows = [
+        [
+            f"{row['messages']:,}",
+            row["file_mb"],
+            *(row[step][key] for step in ("export", "import") for key in ("seconds", "peak_rss_mb")),
+            "yes" if row["round_trip_equal"] else "NO",
+        ]
+        for row in results["sizes"]
     ]
-    for row in results["sizes"]:
-        lines.append(
-            f"| {row['messages']:,} | {row['file_mb']} | {row['export']['seconds']} | {row['export']['peak_rss_mb']} "
-            f"| {row['import']['seconds']} | {row['import']['peak_rss_mb']} "
-            f"| {'yes' if row['round_trip_equal'] else 'NO'} |"
-        )
-    return "\n".join(lines)
+    return render(table([*header, "round trip equal"], rows, markdown=True, left=0))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,19 +235,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {"started": datetime.now(UTC).isoformat(), "cores": os.cpu_count(), "sizes": []}
     from django.db import connection
 
-    global _home
-    _home = connection.settings_dict["NAME"]
+    home = connection.settings_dict["NAME"]
     try:
         for messages in args.messages:
-            results["sizes"].append(bench_size(messages, workdir))
+            results["sizes"].append(bench_size(messages, workdir, home))
             print(f"{messages} messages: {results['sizes'][-1]}", file=sys.stderr)
     finally:
-        use_database(_home)
-        with _connect_admin() as admin:
+        use_database(home)
+        with connect() as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-    RESULTS_DIR.mkdir(exist_ok=True)
-    path = RESULTS_DIR / f"export-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    path.write_text(json.dumps(results, indent=1))
+    path = save_results(results, "export")
     print(format_table(results))
     print(f"\nFigures: {path}")
     return 0

@@ -46,9 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.locomo import DEFAULT_PATH
+
 __all__ = ["DEFAULT_PATH", "MSC_PATH", "ObservationChatModel", "main", "msc_recall", "run"]
 
-DEFAULT_PATH = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 MSC_PATH = DEFAULT_PATH.parent.parent / "msc" / "msc_personas_train.json"
 # Message ids the bench hands the chat model: session * 1000 + turn, from dialogue ids such as "D3:12".
 _ID_STRIDE = 1000
@@ -94,7 +95,7 @@ class ObservationChatModel:
         """The instance ``CHAT_BACKEND = "bench.facts.ObservationChatModel"`` selects."""
         return cls()
 
-    def extract_facts(self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]):  # noqa: ANN201
+    def extract_facts(self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]):
         """The observations of the session of ``messages`` about their speaker, each citing every message."""
         from memories.llm.base import Fact, FactExtraction
 

@@ -6,7 +6,7 @@ Run from the repository root::
     .venv/bin/python -m bench.load --messages 10000 --seconds 10 # quicker
 
 On the synthetic dataset of ``bench.synthetic`` (built once, reused), the web server is started
-as ``make run`` starts it (``bench.speed.served``: gunicorn, no worker) with 1 and then 2 web
+as ``make run`` starts it (``bench.service.served``: gunicorn, no worker) with 1 and then 2 web
 processes (``WEB_CONCURRENCY``). For each number of clients, every client sends requests one after
 the other for ``--seconds``: 80% ``search`` (default arguments: userId and query), 10%
 ``context`` (a session of that user, the same question as its query), 10% ``addMessages`` (one
@@ -35,8 +35,11 @@ from typing import Any
 
 import psutil
 
-from bench.retrieval import DEFAULT_PATH, RESULTS_DIR, _code_version, _machine, setup_django
-from bench.speed import Server, percentile, served
+from bench import locomo
+from bench.databases import setup_django
+from bench.locomo import DEFAULT_PATH
+from bench.report import RESULTS_DIR, code_version, latency_figures, machine, render, save_results, table
+from bench.service import Server, served
 from bench.synthetic import ensure_dataset
 
 __all__ = ["main", "run"]
@@ -102,22 +105,23 @@ def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, st
 
     def client(number: int) -> None:
         pick = random.Random(seed * 1000 + number)
-        own = Server(process=server.process, port=server.port, api_key=server.api_key)
+        own = server.new_client()
         sent = 0
         while time.monotonic() < stop:
             user, session, question = pick.choice(work)
             operation = pick.choices(names, weights)[0]
             started = time.perf_counter()
             if operation == "search":
-                own.post(SEARCH, {"i": {"userId": user, "query": question}})
+                own.graphql(SEARCH, {"i": {"userId": user, "query": question}})
             elif operation == "context":
-                own.post(CONTEXT, {"i": {"userId": user, "sessionId": session, "query": question}})
+                own.graphql(CONTEXT, {"i": {"userId": user, "sessionId": session, "query": question}})
             else:
                 sent += 1
                 message = {"role": "user", "content": question}
-                own.post(ADD, {"u": user, "s": f"load-{seed}-{number}-{sent}", "m": [message]})
+                own.graphql(ADD, {"u": user, "s": f"load-{seed}-{number}-{sent}", "m": [message]})
             with lock:
                 latencies[operation].append(time.perf_counter() - started)
+        own.close()
 
     pids = _server_pids(server)
     cpu_before = _cpu_seconds(pids)
@@ -131,16 +135,17 @@ def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, st
         "seconds": round(elapsed, 2),
         "requests_per_second": round(requests / elapsed, 1),
         "cpu_ms_per_request": round((_cpu_seconds(pids) - cpu_before) * 1000 / max(requests, 1), 2),
-        "operations": {
-            name: {
-                "count": len(values),
-                "per_second": round(len(values) / elapsed, 1),
-                "p50_ms": round(percentile(values, 50) * 1000, 1) if values else None,
-                "p95_ms": round(percentile(values, 95) * 1000, 1) if values else None,
-                "p99_ms": round(percentile(values, 99) * 1000, 1) if values else None,
-            }
-            for name, values in latencies.items()
-        },
+        "operations": {name: _operation(values, elapsed) for name, values in latencies.items()},
+    }
+
+
+def _operation(seconds: list[float], elapsed: float) -> dict[str, Any]:
+    """One operation's count, rate and p50 / p95 / p99 in ms (``None`` when it was never sent)."""
+    figures = latency_figures(seconds) if seconds else {}
+    return {
+        "count": len(seconds),
+        "per_second": round(len(seconds) / elapsed, 1),
+        **{key: figures.get(key) for key in ("p50_ms", "p95_ms", "p99_ms")},
     }
 
 
@@ -153,7 +158,7 @@ def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes:
     from memories.services.api_keys import api_key_create
 
     dataset = ensure_dataset(messages=messages)
-    questions = [qa["question"] for s in json.loads(DEFAULT_PATH.read_text()) for qa in s["qa"] if qa.get("question")]
+    questions = locomo.questions(DEFAULT_PATH)
     pick = random.Random(0)
     sessions = list(Session.objects.values_list("user__external_id", "external_id"))
     work = [(*pick.choice(sessions), questions[i % len(questions)]) for i in range(2000)]
@@ -172,8 +177,8 @@ def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes:
     return {
         "benchmark": "load",
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _machine(),
-        "code": _code_version(),
+        "machine": machine(),
+        "code": code_version(),
         "dataset": dataset,
         "ceiling_queries_per_second": round(ceiling, 1),
         "runs": runs,
@@ -196,19 +201,25 @@ def _targets(runs: list[dict[str, Any]], ceiling: float) -> dict[str, Any]:
 
 
 def format_table(results: dict[str, Any]) -> str:
-    lines = [
-        f"ceiling: {results['ceiling_queries_per_second']} single-query embeddings/s on this machine's cores",
-        "web  clients  req/s  cpu ms/req  search/s  search p50/p95/p99 ms  context p50/p95 ms  add p50/p95 ms",
-    ]
+    """A row per run (web processes, clients), the ceiling above it and the targets below."""
+    header = ["web", "clients", "req/s", "cpu ms/req", "search/s", "search p50/p95/p99 ms", "context p50/p95 ms"]
+    rows = []
     for r in results["runs"]:
         s, c, a = (r["operations"][n] for n in ("search", "context", "addMessages"))
-        lines.append(
-            f"{r['web_processes']:>3}  {r['clients']:>7}  {r['requests_per_second']:>5}  {r['cpu_ms_per_request']:>10}"
-            f"  {s['per_second']:>8}  {s['p50_ms']}/{s['p95_ms']}/{s['p99_ms']:<12}"
-            f"  {c['p50_ms']}/{c['p95_ms']:<14}  {a['p50_ms']}/{a['p95_ms']}"
+        rows.append(
+            [
+                *(r[k] for k in ("web_processes", "clients", "requests_per_second", "cpu_ms_per_request")),
+                s["per_second"],
+                f"{s['p50_ms']}/{s['p95_ms']}/{s['p99_ms']}",
+                f"{c['p50_ms']}/{c['p95_ms']}",
+                f"{a['p50_ms']}/{a['p95_ms']}",
+            ]
         )
-    lines.append(f"targets: {json.dumps(results['targets'])}")
-    return "\n".join(lines)
+    return render(
+        f"ceiling: {results['ceiling_queries_per_second']} single-query embeddings/s on this machine's cores",
+        table([*header, "add p50/p95 ms"], rows, left=0),
+        f"targets: {json.dumps(results['targets'])}",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,9 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     results = run(messages=args.messages, clients=args.clients, seconds=args.seconds, web_processes=args.web_processes)
-    output = RESULTS_DIR / f"load-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=1) + "\n")
+    output = save_results(results, "load")
     print(format_table(results))
     print(f"results: {output}")
     return 0

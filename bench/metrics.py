@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import mean
+from statistics import mean, median
 
 import numpy as np
 from scipy.stats import bootstrap, permutation_test
@@ -22,7 +22,9 @@ __all__ = [
     "RepairedEvidence",
     "SkippedEvidence",
     "clean_evidence",
+    "compared_metrics",
     "group_means",
+    "group_medians",
     "interleave",
     "paired_difference",
     "read_evidence",
@@ -43,6 +45,9 @@ CATEGORY_NAMES: dict[int, str] = {
 }
 # Report groups: each category, categories 1-4 together, and category 5 apart.
 GROUPS: tuple[str, ...] = ("1", "2", "3", "4", "1-4", "5")
+# The metrics the targets name (turn recall@10, session recall@5): ours is compared with each
+# baseline on them, with a confidence interval (``paired_difference``).
+COMPARED_AT = {"turn_recall": 10, "session_recall": 5}
 
 # A turn id as written, loosely: "D3:12", "D:3:12", "D3:012", "D3 : 12"; not inside a word ("Round 3:4").
 _LOOSE_TURN_ID = re.compile(r"(?<![A-Za-z0-9])D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -187,19 +192,35 @@ def ranking_metrics(ranked_turns: Sequence[str], evidence: set[str], ks: Sequenc
     return metrics
 
 
+def compared_metrics(ks: Sequence[int]) -> list[str]:
+    """The metrics systems are compared on: ``COMPARED_AT``'s, each at the cut-off in ``ks`` nearest its own
+    (``["turn_recall@10", "session_recall@5"]`` with cut-offs 1, 3, 5, 10)."""
+    return [f"{name}@{min(ks, key=lambda k: (abs(k - at), -k))}" for name, at in COMPARED_AT.items()]
+
+
+def _members(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, list[Mapping[str, float]]]:
+    """The metrics of each report group's questions (every group of ``GROUPS``, and any other category)."""
+    members: dict[str, list[Mapping[str, float]]] = {group: [] for group in GROUPS}
+    for category, metrics in rows:
+        members.setdefault(str(category), []).append(metrics)
+        if 1 <= category <= 4:
+            members["1-4"].append(metrics)
+    return members
+
+
+def group_medians(rows: Sequence[tuple[int, Mapping[str, float]]], metric: str) -> dict[str, float]:
+    """Median of ``metric`` per report group that has questions; ``rows`` as for ``group_means``."""
+    return {group: median(m[metric] for m in members) for group, members in _members(rows).items() if members}
+
+
 def group_means(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, dict[str, float]]:
     """Mean of each metric per report group (see ``GROUPS``), plus ``n``, the questions in the group.
 
     Args:
         rows: ``(category, metrics)`` per question; all metrics dicts share their keys.
     """
-    members: dict[str, list[Mapping[str, float]]] = {group: [] for group in GROUPS}
-    for category, metrics in rows:
-        members.setdefault(str(category), []).append(metrics)
-        if 1 <= category <= 4:
-            members["1-4"].append(metrics)
     means: dict[str, dict[str, float]] = {}
-    for group, group_rows in members.items():
+    for group, group_rows in _members(rows).items():
         means[group] = {"n": len(group_rows)}
         if group_rows:
             means[group].update({key: mean(m[key] for m in group_rows) for key in group_rows[0]})

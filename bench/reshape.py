@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.retrieval import DEFAULT_PATH
+from bench.locomo import DEFAULT_PATH
 
 __all__ = ["reshape"]
 

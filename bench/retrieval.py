@@ -67,92 +67,51 @@ import argparse
 import json
 import logging
 import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
-from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
-from bench.baselines import BM25Ranker, DenseRanker
+from bench.databases import setup_django, throwaway_database, use_kept_database
+from bench.locomo import DEFAULT_PATH
 from bench.metrics import (
     CATEGORY_NAMES,
     GROUPS,
     RepairedEvidence,
     SkippedEvidence,
     clean_evidence,
+    compared_metrics,
     group_means,
+    group_medians,
     paired_difference,
     ranking_metrics,
     session_key,
     session_of,
     session_recall,
 )
+from bench.report import code_version, machine, save_results
+from bench.retrieval_import import check_import, import_sessions, index_user
+from bench.retrieval_tables import format_tables, summary_line
+from bench.service import graphql_in_process
 
 if TYPE_CHECKING:
-    from memories.importers import LocomoSession
+    pass
 
-__all__ = [
-    "DEFAULT_PATH",
-    "RESULTS_DIR",
-    "SMOKE",
-    "format_tables",
-    "main",
-    "run",
-    "setup_django",
-    "throwaway_database",
-    "use_kept_database",
-]
+__all__ = ["SMOKE", "main", "run"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PATH = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_KS = (1, 3, 5, 10)
 # --smoke: a tiny input, well under a minute.
 SMOKE: dict[str, Any] = {"samples": ["conv-26"], "max_sessions": 3}
 SYSTEMS = ("ours", "bm25", "dense")
 BASELINES = ("bm25", "dense")
-# The metrics the targets name (turn recall@10, session recall@5): ours is compared with each
-# baseline on them, with a confidence interval (``bench.metrics.paired_difference``).
-COMPARED_AT = {"turn_recall": 10, "session_recall": 5}
-SYSTEM_LABELS = {"ours": "ours (default search)", "bm25": "BM25 turns", "dense": "dense turns"}
-# Session rankings shown in the session table: (system, metric prefix, label).
-SESSION_ROWS = (
-    ("ours", "session_recall", "ours (default search)"),
-    ("bm25", "session_recall", "BM25 turns"),
-    ("dense", "session_recall", "dense turns"),
-)
-CHANNEL = "locomo"
-
-
-def setup_django() -> None:
-    """Configure and start Django for the benchmark (no-op when it is already set up).
-
-    django-q2 is put in sync mode (``Q_SYNC=1``) before the settings are read, so queued
-    tasks run in-process when the transaction that queued them commits. The embedded
-    PostgreSQL is started when the settings use it.
-    """
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
-    os.environ["Q_SYNC"] = "1"
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import django
-    from django.apps import apps
-
-    if not apps.ready:
-        django.setup()
-    from memoryproject.embedded_db import ensure_embedded_database
-
-    ensure_embedded_database()
 
 
 def run(
@@ -208,54 +167,6 @@ def run(
         return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=True)
 
 
-@contextmanager
-def throwaway_database(name: str) -> Iterator[None]:
-    """Connect Django to a new, migrated database ``bench_<name>_<pid>`` for the block, and drop it after.
-
-    Django's test-database machinery: it works with the embedded server and with ``DATABASE_URL``;
-    the pid keeps it apart from the developer's database and from concurrent runs.
-    """
-    from django.db import connection
-
-    old_name = connection.settings_dict["NAME"]
-    old_test = dict(connection.settings_dict.get("TEST") or {})
-    connection.settings_dict["TEST"] = {**old_test, "NAME": f"bench_{name}_{os.getpid()}"}
-    # A pool keeps connecting to the database it was made for: start it again for the new one.
-    connection.close()
-    connection.close_pool()
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
-        yield
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        connection.settings_dict["TEST"] = old_test
-
-
-def use_kept_database(name: str) -> bool:
-    """Connect Django to the database ``name`` on the configured server, created and migrated if missing.
-
-    Returns:
-        Whether it existed already.
-    """
-    from django.core.management import call_command
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-        exists = cursor.fetchone() is not None
-    # A pool keeps connecting to the database it was made for: start it again for the new one.
-    connection.close()
-    connection.close_pool()
-    if not exists:
-        connection.settings_dict["TEST"] = {**(connection.settings_dict.get("TEST") or {}), "NAME": name}
-        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-        return False
-    connection.close()
-    connection.settings_dict["NAME"] = name
-    call_command("migrate", verbosity=0)
-    return True
-
-
 # --- Input -----------------------------------------------------------------------------
 
 
@@ -285,104 +196,6 @@ def _turn_ids_in_file(sample: dict[str, Any]) -> set[str]:
         if key.startswith("session_") and isinstance(turns, list)
         for turn in turns
     }
-
-
-# --- Import ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ImportStats:
-    users: int
-    sessions: int
-    messages_stored: int
-    messages_already_there: int
-    last_sessions_summarised: int
-    seconds: float
-
-
-def _import(sessions: list[LocomoSession], progress: bool) -> ImportStats:
-    """Import through ``messages_add`` (tasks run on commit), then summarise each user's last session."""
-    from memories.models import Session
-    from memories.services.messages import messages_add
-    from memories.services.summaries import summary_create
-
-    started = time.perf_counter()
-    stored = already = summarised = users = 0
-    with tqdm(total=len(sessions), desc="import", unit="session", disable=not progress) as bar:
-        for user_id, user_sessions in groupby(sessions, key=lambda s: s.user_id):
-            users += 1
-            bar.set_postfix_str(user_id)
-            for session in user_sessions:
-                added = messages_add(
-                    user_external_id=session.user_id,
-                    session_external_id=session.session_id,
-                    channel=CHANNEL,
-                    messages=session.messages,
-                )
-                stored += len(added.messages)
-                already += added.skipped
-                bar.update()
-            # Production summarises the last session once it is idle (the sweep); do it now.
-            for session_pk in Session.objects.filter(user__external_id=user_id, summary__isnull=True).values_list(
-                "pk", flat=True
-            ):
-                summarised += summary_create(session_id=session_pk) is not None
-    return ImportStats(
-        users=users,
-        sessions=len(sessions),
-        messages_stored=stored,
-        messages_already_there=already,
-        last_sessions_summarised=summarised,
-        seconds=time.perf_counter() - started,
-    )
-
-
-def _check_import(user_ids: Sequence[str]) -> None:
-    """Fail when a task left a message without a vector or a session without a summary."""
-    from django.conf import settings
-    from django.db.models import Q
-
-    from memories.models import Message, Session
-
-    unembedded = (
-        Message.objects.filter(user__external_id__in=user_ids)
-        .filter(Q(embedding__isnull=True) | ~Q(embedding_model=settings.EMBEDDING_MODEL))
-        .count()
-    )
-    unsummarised = Session.objects.filter(user__external_id__in=user_ids, summary__isnull=True).count()
-    if unembedded or unsummarised:
-        raise RuntimeError(
-            f"Import incomplete: {unembedded} messages without a current vector, {unsummarised} sessions "
-            "without a summary (a background task failed; see the log above)."
-        )
-
-
-# --- Systems -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UserIndex:
-    """One end user (LoCoMo sample) as the systems see it."""
-
-    external_id: str
-    turn_id_by_message: dict[int, str]
-    bm25: BM25Ranker
-    dense: DenseRanker
-
-
-def _index_user(external_id: str) -> UserIndex:
-    """The user's turns (LoCoMo ids from ``metadata["dia_id"]``), and baselines over them."""
-    from memories.models import EndUser, Message
-
-    user = EndUser.objects.get(external_id=external_id)
-    messages = list(Message.objects.filter(user=user).order_by("created_at", "id"))
-    turn_ids = [str(m.metadata.get("dia_id") or m.external_id) for m in messages]
-    return UserIndex(
-        external_id=user.external_id,
-        turn_id_by_message={m.pk: turn_id for m, turn_id in zip(messages, turn_ids, strict=True)},
-        bm25=BM25Ranker(turn_ids, [m.embedding_text for m in messages]),
-        dense=DenseRanker(turn_ids, [m.embedding for m in messages]),
-    )
 
 
 @contextmanager
@@ -418,9 +231,9 @@ def _benchmark(
         for s in locomo_sessions(path)
         if s.user_id in conversations and (max_sessions is None or _session_number(s.session_id) <= max_sessions)
     ]
-    stats = _import(sessions, progress)
-    _check_import(list(conversations))
-    users = {sample_id: _index_user(sample_id) for sample_id in conversations}
+    stats = import_sessions(sessions, progress=progress)
+    check_import(list(conversations))
+    users = {sample_id: index_user(sample_id) for sample_id in conversations}
     _, api_key = api_key_create(name="retrieval benchmark", user_external_ids=[], all_users=True)
     client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
 
@@ -454,7 +267,8 @@ def _benchmark(
             continue
         question = str(qa["question"])
         with _timed(timings["search"]):
-            result = _graphql_search(client, user_id=user.external_id, query=question)
+            variables = {"input": {"userId": user.external_id, "query": question}}
+            result = graphql_in_process(client, _SEARCH, variables, "search", "SearchResult")
         with _timed(timings["embed"]):
             vector = embedder.embed([question]).vectors[0]
         with _timed(timings["bm25"]):
@@ -516,8 +330,8 @@ def _benchmark(
     return {
         "benchmark": "retrieval",
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _machine(),
-        "code": _code_version(),
+        "machine": machine(),
+        "code": code_version(),
         "database": {
             "vendor": connection.vendor,
             "server_version": getattr(connection, "pg_version", None),
@@ -561,7 +375,7 @@ def _benchmark(
             },
         },
         "systems": {system: group_means(rows[system]) for system in SYSTEMS},
-        "retrieved_tokens_median": _median_by_group(rows["ours"], "retrieved_tokens"),
+        "retrieved_tokens_median": group_medians(rows["ours"], "retrieved_tokens"),
         "differences": _differences(rows, ks),
         "per_question": per_question,
     }
@@ -576,35 +390,6 @@ query Search($input: SearchInput!) {
   }
 }
 """
-
-
-def _graphql_search(client: Any, *, user_id: str, query: str) -> dict[str, Any]:
-    """``search`` over GraphQL with the default arguments a frontend gets (only userId and query)."""
-    response = client.post(
-        "/graphql/",
-        data=json.dumps({"query": _SEARCH, "variables": {"input": {"userId": user_id, "query": query}}}),
-        content_type="application/json",
-    )
-    body = response.json()
-    result = (body.get("data") or {}).get("search")
-    if response.status_code != 200 or not result or result["__typename"] != "SearchResult":
-        raise RuntimeError(f"search failed: HTTP {response.status_code} {body}")
-    return result
-
-
-def _median_by_group(rows: list[tuple[int, dict[str, float]]], metric: str) -> dict[str, float]:
-    groups: dict[str, list[float]] = {}
-    for category, metrics in rows:
-        groups.setdefault(str(category), []).append(metrics[metric])
-        if 1 <= category <= 4:
-            groups.setdefault("1-4", []).append(metrics[metric])
-    return {group: statistics.median(values) for group, values in groups.items()}
-
-
-def _compared_metrics(ks: Sequence[int]) -> list[str]:
-    """The metrics ours is compared with the baselines on: ``COMPARED_AT``'s, each at the cut-off in ``ks`` nearest
-    its own (``turn_recall@10`` and ``session_recall@5`` with the default ``ks``)."""
-    return [f"{name}@{min(ks, key=lambda k: (abs(k - at), -k))}" for name, at in COMPARED_AT.items()]
 
 
 def _differences(
@@ -632,145 +417,10 @@ def _differences(
             if not pairs:
                 continue
             by_group[group] = {}
-            for metric in _compared_metrics(ks):
+            for metric in compared_metrics(ks):
                 difference = paired_difference([o[metric] for o, _ in pairs], [t[metric] for _, t in pairs])
                 by_group[group][metric] = {**asdict(difference), "verdict": difference.verdict}
     return differences
-
-
-def _machine() -> dict[str, Any]:
-    return {
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-    }
-
-
-def _code_version() -> dict[str, Any]:
-    """The git commit the benchmark ran on, and whether the working tree had changes."""
-
-    def git(*args: str) -> str | None:
-        try:
-            result = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
-        except (OSError, subprocess.CalledProcessError):
-            return None
-        return result.stdout.strip()
-
-    status = git("status", "--porcelain")
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
-
-
-# --- Output ------------------------------------------------------------------------------
-
-
-def _group_label(group: str) -> str:
-    if group == "1-4":
-        return "1-4 all"
-    return f"{group} {CATEGORY_NAMES.get(int(group), '')}".strip()
-
-
-def _table(header: list[str], lines: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
-    out = [
-        "  ".join(
-            cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        )
-        for row in [header, *lines]
-    ]
-    out.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(out)
-
-
-def _cells(metrics: dict[str, float], keys: list[str]) -> list[str]:
-    return [f"{metrics[key]:.3f}" if key in metrics else "-" for key in keys]
-
-
-def format_tables(results: dict[str, Any]) -> str:
-    """The turn-level and session-level tables of a ``run`` result, as text."""
-    ks = results["ks"]
-    mrr = f"mrr@{max(ks)}"
-    turn_keys = [f"turn_recall@{k}" for k in ks] + [f"turn_hit@{k}" for k in ks] + [mrr]
-    turn_header = ["category", "system", "n", *[f"R@{k}" for k in ks], *[f"hit@{k}" for k in ks], f"MRR@{max(ks)}"]
-    session_header = ["category", "system", "n", *[f"S@{k}" for k in ks], *[f"all@{k}" for k in ks]]
-    turn_lines: list[list[str]] = []
-    session_lines: list[list[str]] = []
-    systems = results["systems"]
-    for group in GROUPS:
-        for system in SYSTEMS:
-            metrics = systems[system][group]
-            turn_lines.append(
-                [_group_label(group), SYSTEM_LABELS[system], str(metrics["n"]), *_cells(metrics, turn_keys)]
-            )
-        for system, prefix, label in SESSION_ROWS:
-            metrics = systems[system][group]
-            keys = [f"{prefix}@{k}" for k in ks] + [f"session_all@{k}" for k in ks]
-            session_lines.append([_group_label(group), label, str(metrics["n"]), *_cells(metrics, keys)])
-    return (
-        "Turn level: evidence recall R@k, any-evidence hit@k, MRR of the first evidence turn\n"
-        + _table(turn_header, turn_lines)
-        + "\n\nSession level: evidence-session recall S@k; all@k: every evidence session among the first k\n"
-        + _table(session_header, session_lines)
-        + "\n\nOurs, what the default search returns\n"
-        + _returned_table(results)
-        + "\n\nOurs minus each baseline: mean per question [95% interval, paired bootstrap over questions], "
-        + "sign-flip permutation test p-value\n"
-        + _differences_table(results)
-    )
-
-
-def _returned_table(results: dict[str, Any]) -> str:
-    top = max(results["ks"])
-    header = ["category", "n", f"session hit@{top}", "evidence shown (any)", "(all)", "answer found", "median tokens"]
-    lines = []
-    for group in GROUPS:
-        m = results["systems"]["ours"][group]
-        tokens = results["retrieved_tokens_median"].get(group)
-        lines.append(
-            [
-                _group_label(group),
-                str(m["n"]),
-                *_cells(m, [f"session_hit@{top}", "evidence_shown_any", "evidence_shown_all", "answer_found"]),
-                f"{tokens:.0f}" if tokens is not None else "-",
-            ]
-        )
-    return _table(header, lines)
-
-
-def _p_value(p: float) -> str:
-    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
-
-
-def _differences_table(results: dict[str, Any]) -> str:
-    header = ["category", "metric", *[f"vs {SYSTEM_LABELS[b]}" for b in BASELINES]]
-    lines = []
-    for group in GROUPS:
-        for metric in _compared_metrics(results["ks"]):
-            cells = []
-            for baseline in BASELINES:
-                d = results["differences"][baseline].get(group, {}).get(metric)
-                cells.append(
-                    f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] {_p_value(d['p_value'])} {d['verdict']}"
-                    if d
-                    else "-"
-                )
-            lines.append([_group_label(group), metric, *cells])
-    return _table(header, lines)
-
-
-def _summary_line(results: dict[str, Any]) -> str:
-    data, questions, timings = results["data"], results["questions"], results["timings"]
-    skipped = results["skipped_evidence"]
-    return (
-        f"{len(data['samples'])} samples ({', '.join(data['samples'])}), {data['import']['sessions']} sessions, "
-        f"{data['import']['messages_stored']} turns imported in {timings['import_seconds']:.0f} s; "
-        f"{questions['evaluated']} of {questions['total']} questions scored "
-        f"({len(questions['skipped_without_evidence'])} without usable evidence); "
-        f"{skipped['count']} evidence ids skipped {skipped['by_reason']}; "
-        f"evidence entries read as other ids than written: {results['repaired_evidence']['count']}; "
-        f"median ms per question: {timings['median_ms_per_question']}"
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -811,12 +461,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    output = args.output or RESULTS_DIR / f"retrieval-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=1) + "\n")
+    output = save_results(results, "retrieval", args.output)
     print(format_tables(results))
     print()
-    print(_summary_line(results))
+    print(summary_line(results))
     print(f"results: {output}")
     return 0
 

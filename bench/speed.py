@@ -23,7 +23,7 @@ summaries, knowledge and diaries, random unit vectors; built once and reused):
    set: the answer on, with the configured chat backend, offline the verbatim turns),
    ``retrieval`` (the same with ``answer: false``) and ``context`` (``context(input: {userId,
    sessionId, query})``, a session of that user). Client-side wall time per request;
-   p50 / p95 / p99 (nearest-rank).
+   p50 / p95 / p99 (``bench.report.latency_figures``).
 3. **Floor**: the same questions embedded one at a time in this process by the offline
    model as sentence-transformers runs it (PyTorch), with a thread per core and with the
    web process's ``EMBEDDING_THREADS``: the faster median is the time no search can beat.
@@ -35,7 +35,7 @@ summaries, knowledge and diaries, random unit vectors; built once and reused):
 
 Once per run, on a fresh database ``bench_ingest``:
 
-5. **Ingest**: ``addMessages`` over HTTP with batches of 1, 10 and 100 messages, each call a
+5. **Ingest** (``bench.ingest``): ``addMessages`` over HTTP with batches of 1, 10 and 100 messages, each call a
    new end user's session (so no summary work is queued), the worker stopped: accepted
    messages per second.
 6. **Worker**: the model's raw batch throughput on what the worker embeds for those messages
@@ -51,40 +51,31 @@ chatmemory side by side on one LoCoMo conversation: ``bench.compare_chatmemory``
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import logging
 import math
 import os
 import random
-import signal
 import statistics
-import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any
 
-from bench.retrieval import DEFAULT_PATH, REPO_ROOT, RESULTS_DIR, _code_version, _machine, setup_django
-from bench.synthetic import DEFAULT_USERS, _connect_admin, ensure_dataset, size_label, use_database
+from bench import locomo
+from bench.databases import setup_django
+from bench.ingest import ingest_and_worker
+from bench.locomo import DEFAULT_PATH
+from bench.report import RESULTS_DIR, code_version, latency_figures, machine, render, save_results, table
+from bench.service import Server, bench_api_key, served
+from bench.synthetic import DEFAULT_USERS, ensure_dataset, size_label
 
-__all__ = [
-    "Server",
-    "bench_api_key",
-    "database_url",
-    "free_port",
-    "latency_figures",
-    "main",
-    "meets_targets",
-    "percentile",
-    "run",
-    "served",
-]
+if TYPE_CHECKING:
+    from memories.llm.local import LocalEmbedder
+
+__all__ = ["main", "meets_targets", "run"]
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +91,6 @@ SERVICE_RUNTIME = "service_runtime"
 ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
 INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
 SMOKE = {"sizes": (2000,), "users": 100, "queries": 20, "ingest": {1: 10, 10: 20, 100: 200}}
-INGEST_DATABASE = "bench_ingest"
 # Issue 21's targets for ``search`` and ``context``: p50 <= FLOOR_FACTOR x floor + FLOOR_MARGIN_MS, p95 <= P95_MS.
 FLOOR_FACTOR = 1.5
 FLOOR_MARGIN_MS = 5.0
@@ -133,14 +123,6 @@ query Context($input: ContextInput!) {
   }
 }
 """
-ADD_MESSAGES = """
-mutation Add($userId: String!, $sessionId: String!, $messages: [MessageInput!]!) {
-  addMessages(userId: $userId, sessionId: $sessionId, messages: $messages) {
-    ... on AddMessagesResult { skipped }
-    ... on OperationInfo { messages { message } }
-  }
-}
-"""
 
 
 @dataclass(frozen=True)
@@ -164,30 +146,6 @@ def _request(mode: str, question: Question, *, top_k: int | None = None) -> tupl
     return SEARCH, {"input": data}
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """The nearest-rank ``q``-th percentile (0 < q <= 100) of ``values``.
-
-    Raises:
-        ValueError: no values.
-    """
-    if not values:
-        raise ValueError("No values.")
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
-def latency_figures(seconds: Sequence[float]) -> dict[str, float]:
-    """``n`` and nearest-rank p50 / p95 / p99 and the mean of ``seconds``, in milliseconds (2 decimals)."""
-    ms = [s * 1000 for s in seconds]
-    return {
-        "n": len(ms),
-        "p50_ms": round(percentile(ms, 50), 2),
-        "p95_ms": round(percentile(ms, 95), 2),
-        "p99_ms": round(percentile(ms, 99), 2),
-        "mean_ms": round(statistics.fmean(ms), 2),
-    }
-
-
 def meets_targets(figures: dict[str, float], floor_ms: float) -> dict[str, Any]:
     """Issue 21's targets for one request's latency figures against the floor (ms).
 
@@ -209,7 +167,7 @@ def meets_targets(figures: dict[str, float], floor_ms: float) -> dict[str, Any]:
 
 def _questions(path: Path, count: int, sessions: dict[str, list[str]], seed: int = 0) -> list[Question]:
     """``count`` questions: the file's questions in turn, each about a random user and one of their sessions."""
-    texts = [qa["question"] for sample in json.loads(path.read_text()) for qa in sample["qa"] if qa.get("question")]
+    texts = locomo.questions(path)
     pick = random.Random(seed)
     users = sorted(sessions)
     out = []
@@ -227,145 +185,6 @@ def _sessions_by_user() -> dict[str, list[str]]:
     for user, session in Session.objects.values_list("user__external_id", "external_id").order_by("pk"):
         sessions.setdefault(user, []).append(session)
     return sessions
-
-
-# --- The server ---------------------------------------------------------------------------
-
-
-@dataclass
-class Server:
-    """A running service (``manage.py serve``) and a keep-alive connection to its GraphQL endpoint."""
-
-    process: subprocess.Popen
-    port: int
-    api_key: str
-    connection: http.client.HTTPConnection | None = None
-
-    def post(self, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        """POST one GraphQL request; returns the decoded ``data``.
-
-        A keep-alive connection the server closed while idle is opened again and the request
-        sent once more (the requests sent are searches or new sessions' messages).
-
-        Raises:
-            RuntimeError: an HTTP status other than 200, or GraphQL errors.
-        """
-        body = json.dumps({"query": query, "variables": variables})
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {self.api_key}"}
-        for attempt in range(2):
-            if self.connection is None:
-                self.connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-            try:
-                self.connection.request("POST", "/graphql/", body=body, headers=headers)
-                response = self.connection.getresponse()
-                data = json.loads(response.read())
-                break
-            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-                self.connection.close()
-                self.connection = None
-                if attempt:
-                    raise
-        if response.status != 200 or data.get("errors"):
-            raise RuntimeError(f"GraphQL request failed ({response.status}): {data}")
-        return data["data"]
-
-    def peak_rss_mb(self) -> float:
-        """Peak RSS (``VmHWM``) of the largest process the service runs (gunicorn's worker), MiB."""
-        import psutil
-
-        processes = psutil.Process(self.process.pid).children(recursive=True)
-        return max((_peak_rss_mb([p.pid]) for p in processes), default=0.0)
-
-
-def database_url(name: str) -> str:
-    """A libpq URL to database ``name`` on the server Django is connected to."""
-    from memoryproject.embedded_db import ensure_embedded_database
-
-    url = os.environ.get("DATABASE_URL") or ensure_embedded_database()
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
-def _child_env(database: str, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "DATABASE_URL": database_url(database), "HF_HUB_OFFLINE": "1", **extra}
-    env.pop("Q_SYNC", None)
-    return env
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on (now)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def _service(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
-    """``manage.py serve ARGS`` running; on exit SIGTERM (it stops its processes), then SIGKILL."""
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", *args], cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    try:
-        yield process
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-@contextmanager
-def served(database: str, api_key: str, log: Path, **env: str) -> Iterator[Server]:
-    """The web server as ``make run`` starts it (without the worker), on ``database``; ready for requests.
-
-    Args:
-        database: database name on the server Django is connected to.
-        api_key: the raw API key requests carry.
-        log: where the server's output goes.
-        env: more environment variables for the service (settings).
-
-    Raises:
-        RuntimeError: the server exited or did not answer within 120 s.
-    """
-    port = free_port()
-    with _service(["--no-worker", "--port", str(port)], _child_env(database, LOG_LEVEL="WARNING", **env), log) as p:
-        server = Server(process=p, port=port, api_key=api_key)
-        deadline = time.monotonic() + 120
-        while True:
-            if p.poll() is not None:
-                raise RuntimeError(f"The server exited ({p.returncode}); see {log}.")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                conn.request("GET", "/graphql/")
-                conn.getresponse().read()
-                conn.close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"The server did not start in 120 s; see {log}.") from None
-                time.sleep(0.2)
-        try:
-            yield server
-        finally:
-            if server.connection is not None:
-                server.connection.close()
-
-
-def _peak_rss_mb(pids: Sequence[int]) -> float:
-    """Sum of ``VmHWM`` (peak resident set) of these processes, in MiB (Linux ``/proc``)."""
-    total_kb = 0
-    for pid in pids:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    total_kb += int(line.split()[1])
-        except FileNotFoundError:
-            continue
-    return round(total_kb / 1024, 1)
 
 
 # --- Measurements ----------------------------------------------------------------------------
@@ -434,7 +253,7 @@ def _latency_and_floor(
                 _timed_embeddings(embedder, warm_up)
                 seconds[label] += _timed_embeddings(embedder, block)
             for name, values in seconds.items():
-                block_p50s[name].append(round(percentile(values[-len(block) :], 50) * 1000, 2))
+                block_p50s[name].append(round(statistics.median(values[-len(block) :]) * 1000, 2))
             bar.update(len(block))
     latency = {mode: {**latency_figures(seconds[mode]), "block_p50_ms": block_p50s[mode]} for mode in MODES}
     latency["search"]["answer_modes"] = answer_modes
@@ -474,7 +293,7 @@ def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
     }
 
 
-def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:  # noqa: ANN401 - a LocalEmbedder
+def _timed_embeddings(embedder: LocalEmbedder, questions: list[Question]) -> list[float]:
     """Seconds to embed each question alone, one after the other."""
     seconds = []
     for question in questions:
@@ -518,14 +337,6 @@ def _round_trips(api_key: str, question: Question) -> dict[str, Any]:
     }
 
 
-def bench_api_key() -> str:
-    """A new API key for every end user, in the database Django is connected to; returns the raw key."""
-    from memories.services.api_keys import api_key_create
-
-    _, raw_key = api_key_create(name=f"bench-speed-{os.getpid()}", all_users=True)
-    return raw_key
-
-
 def _scale(messages: int, users: int, queries: int, source: Path, progress: bool) -> dict[str, Any]:
     dataset = ensure_dataset(messages=messages, users=users, source=source)
     sessions = _sessions_by_user()
@@ -553,102 +364,6 @@ def _scale(messages: int, users: int, queries: int, source: Path, progress: bool
             if SERVICE_RUNTIME in floor
         },
         "peak_rss_mb": {"web": web_rss},
-    }
-
-
-def _ingest_and_worker(batches: dict[int, int], source: Path, progress: bool) -> dict[str, Any]:
-    import psutil
-    from django.conf import settings
-    from django.core.management import call_command
-    from tqdm import tqdm
-
-    from bench.synthetic import _turns
-    from memories.llm import get_embedder
-    from memories.models import Message
-    from memories.services.embeddings import embedding_parts, embeddings_pending
-
-    with _connect_admin() as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{INGEST_DATABASE}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{INGEST_DATABASE}"')
-    use_database(INGEST_DATABASE)
-    call_command("migrate", verbosity=0)
-    raw_key = bench_api_key()
-    turns = [text for _, text in _turns(source)]
-    pick = random.Random(1)
-
-    rates: dict[str, Any] = {}
-    with served(INGEST_DATABASE, raw_key, RESULTS_DIR / "speed-server-ingest.log") as server:
-        server.post(ADD_MESSAGES, _add_variables("warm-up", ["hello"]))
-        for batch, total in batches.items():
-            calls = total // batch
-            payloads = [
-                _add_variables(f"ingest-{batch}-{i}", [pick.choice(turns) for _ in range(batch)]) for i in range(calls)
-            ]
-            started = time.perf_counter()
-            for payload in tqdm(payloads, desc=f"addMessages x{batch}", disable=not progress):
-                server.post(ADD_MESSAGES, payload)
-            seconds = time.perf_counter() - started
-            rates[str(batch)] = {
-                "messages": calls * batch,
-                "seconds": round(seconds, 2),
-                "messages_per_second": round(calls * batch / seconds, 1),
-                "ms_per_call": round(seconds / calls * 1000, 2),
-            }
-
-    pending = embeddings_pending(kind="message").count()
-    messages = list(Message.objects.order_by("pk"))
-    # What the worker embeds for them: each message's whole text, sentences and caption.
-    texts = [text for message in messages for text in embedding_parts(message)]
-    embedder = get_embedder()
-    embedder.embed(texts[: settings.EMBEDDING_BATCH_SIZE])  # warm-up
-    started = time.perf_counter()
-    embedder.embed(texts)
-    seconds = time.perf_counter() - started
-    raw = len(messages) / seconds
-
-    log = RESULTS_DIR / "speed-worker.log"
-    with _service(["worker"], _child_env(INGEST_DATABASE, LOG_LEVEL="WARNING"), log) as worker:
-        # The clock starts when the first vector is written (the model is loaded by then).
-        first_at = None
-        first_left = pending
-        deadline = time.monotonic() + 1800
-        while True:
-            left = embeddings_pending(kind="message").count()
-            now = time.perf_counter()
-            if first_at is None and left < pending:
-                first_at, first_left = now, left
-            if left == 0:
-                break
-            if worker.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"The worker stopped or took too long with {left} messages left; see {log}.")
-            time.sleep(0.05)
-        done_at = time.perf_counter()
-        processes = [p.pid for p in psutil.Process(worker.pid).children(recursive=True)]
-        worker_rss = _peak_rss_mb(processes)
-        largest = max(_peak_rss_mb([pid]) for pid in processes)
-    achieved = first_left / (done_at - first_at) if first_at and done_at > first_at else float("nan")
-    return {
-        "ingest": rates,
-        "worker": {
-            "messages": pending,
-            "model_inputs_per_message": round(len(texts) / len(messages), 2),
-            "raw_model_inputs_per_second": round(len(texts) / seconds, 1),
-            "raw_model_messages_per_second": round(raw, 1),
-            "worker_messages_per_second": round(achieved, 1),
-            "worker_over_raw": round(achieved / raw, 3),
-            "q_workers": settings.Q_CLUSTER["workers"],
-            "embedding_batch_size": settings.EMBEDDING_BATCH_SIZE,
-            "peak_rss_mb_all_processes": worker_rss,
-            "peak_rss_mb_largest_process": largest,
-        },
-    }
-
-
-def _add_variables(user: str, texts: list[str]) -> dict[str, Any]:
-    return {
-        "userId": user,
-        "sessionId": "s1",
-        "messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)],
     }
 
 
@@ -681,8 +396,8 @@ def run(
     results: dict[str, Any] = {
         "benchmark": "speed",
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _machine(),
-        "code": _code_version(),
+        "machine": machine(),
+        "code": code_version(),
         "config": {
             "embedding_model": settings.EMBEDDING_MODEL,
             "embedding_runtime": settings.EMBEDDING_RUNTIME,
@@ -702,21 +417,22 @@ def run(
     if ingest is None:
         ingest = INGEST_BATCHES
     if ingest:
-        results.update(_ingest_and_worker(ingest, source, progress))
+        results.update(ingest_and_worker(ingest, source, progress=progress))
     return results
+
+
+def _row(size: str, request: str, figures: dict[str, Any], floor: float, *rest: object) -> list[object]:
+    p50 = figures["p50_ms"]
+    return [size, request, p50, figures["p95_ms"], figures["p99_ms"], f"{p50 / floor:.2f}", *rest]
 
 
 def format_tables(results: dict[str, Any]) -> str:
     """The main figures as Markdown tables (docs/benchmarks.md uses them)."""
-    lines = [
-        "| stored messages | request | p50 ms | p95 ms | p99 ms | p50 / floor | target | round-trips |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    header = ["stored messages", "request", "p50 ms", "p95 ms", "p99 ms", "p50 / floor", "target", "round-trips"]
+    rows = []
     for label, size in results["sizes"].items():
-        floors = size["latency"]["query_embedding"]
         floor = size["floor_ms"]
         for mode in MODES:
-            figures = size["latency"][mode]
             target = ""
             if mode in size["targets"]:
                 met = size["targets"][mode]
@@ -726,42 +442,30 @@ def format_tables(results: dict[str, Any]) -> str:
                 )
             trips = size["round_trips"]["context" if mode == "context" else "search"]
             trips = trips if isinstance(trips, int) else "/".join(map(str, sorted(set(trips.values()))))
-            lines.append(
-                f"| {label} | {mode} | {figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
-                f"{figures['p50_ms'] / floor:.2f} | {target} | {trips} |"
-            )
+            rows.append(_row(label, mode, size["latency"][mode], floor, target, trips))
         first = size["latency"]["first_search_of_each_user"]
-        lines.append(
-            f"| {label} | retrieval, first search of each user | {first['p50_ms']} | {first['p95_ms']} | "
-            f"{first['p99_ms']} | {first['p50_ms'] / floor:.2f} | | |"
-        )
-        for name, figures in floors.items():
+        rows.append(_row(label, "retrieval, first search of each user", first, floor, "", ""))
+        for name, figures in size["latency"]["query_embedding"].items():
             runtime = {"torch": "PyTorch", "onnxruntime": "ONNX Runtime"}.get(figures["runtime"], figures["runtime"])
             what = "as the service embeds, not the floor" if name == SERVICE_RUNTIME else name.replace("_", " ")
-            lines.append(
-                f"| {label} | query embedding alone, {runtime}, {figures['threads']} thread(s) ({what}) | "
-                f"{figures['p50_ms']} | {figures['p95_ms']} | {figures['p99_ms']} | "
-                f"{figures['p50_ms'] / floor:.2f} | | |"
-            )
-    out = "\n".join(lines)
+            request = f"query embedding alone, {runtime}, {figures['threads']} thread(s) ({what})"
+            rows.append(_row(label, request, figures, floor, "", ""))
+    parts: list[Any] = [table(header, rows, markdown=True, left=2)]
     if results["sizes"]:
         rss = ", ".join(f"{label}: {size['peak_rss_mb']['web']} MiB" for label, size in results["sizes"].items())
-        out += f"\n\nWeb worker process peak RSS: {rss}."
+        parts.append(f"\nWeb worker process peak RSS: {rss}.\n")
     if "ingest" in results:
-        out += "\n\n| addMessages batch | messages/s | ms per call |\n| --- | --- | --- |\n"
-        out += "\n".join(
-            f"| {batch} | {figures['messages_per_second']} | {figures['ms_per_call']} |"
-            for batch, figures in results["ingest"].items()
-        )
+        ingest = [[batch, f["messages_per_second"], f["ms_per_call"]] for batch, f in results["ingest"].items()]
+        parts.append(table(["addMessages batch", "messages/s", "ms per call"], ingest, markdown=True))
         worker = results["worker"]
-        out += (
-            f"\n\nWorker: {worker['worker_messages_per_second']} messages/s against the model's raw "
+        parts.append(
+            f"\nWorker: {worker['worker_messages_per_second']} messages/s against the model's raw "
             f"{worker['raw_model_messages_per_second']}/s ({worker['worker_over_raw']:.0%}; "
             f"{worker['model_inputs_per_message']} model inputs per message); peak RSS "
             f"{worker['peak_rss_mb_all_processes']} MiB over its processes "
             f"(largest {worker['peak_rss_mb_largest_process']} MiB)."
         )
-    return out
+    return render(*parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -786,8 +490,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = ()
         ingest = {} if args.no_ingest else INGEST_BATCHES
     results = run(sizes=sizes, users=users, queries=queries, ingest=ingest, source=args.source)
-    output = args.output or RESULTS_DIR / f"speed-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
-    output.write_text(json.dumps(results, indent=1) + "\n")
+    output = save_results(results, "speed", args.output)
     print(format_tables(results))
     print(f"results: {output}")
     return 0

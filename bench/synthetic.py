@@ -40,7 +40,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from bench.retrieval import DEFAULT_PATH, setup_django
+from bench import locomo
+from bench.databases import connect, fresh_database, setup_django, use_database
+from bench.locomo import DEFAULT_PATH
 
 __all__ = ["DEFAULT_USERS", "database_name", "ensure_dataset", "main", "size_label"]
 
@@ -68,60 +70,19 @@ def database_name(messages: int, users: int = DEFAULT_USERS) -> str:
     return f"bench_scale_{size_label(messages)}" + ("" if users == DEFAULT_USERS else f"_u{users}")
 
 
-def _turns(path: Path) -> list[tuple[str, str]]:
-    """(speaker, text) of every turn in a LoCoMo file."""
-    turns = []
-    for sample in json.loads(path.read_text()):
-        conversation = sample["conversation"]
-        for key, value in conversation.items():
-            if key.startswith("session_") and isinstance(value, list):
-                turns.extend((t["speaker"], t["text"]) for t in value if t.get("text"))
-    if not turns:
-        raise ValueError(f"{path} has no LoCoMo turns.")
-    return turns
-
-
 def _unit_vectors(rng: np.random.Generator, count: int, dimensions: int) -> np.ndarray:
     vectors = rng.standard_normal((count, dimensions), dtype=np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _connect_admin():  # noqa: ANN202 - a psycopg connection to the server's default database
-    import psycopg
-    from django.db import connection
-
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    return psycopg.connect(**params, autocommit=True)
-
-
 def _database_state(name: str) -> str:
     """``"missing"``, ``"incomplete"`` or ``"complete"``."""
-    import psycopg
-
-    with _connect_admin() as admin:
+    with connect() as admin:
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             return "missing"
-    from django.db import connection
-
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    params["dbname"] = name
-    with psycopg.connect(**params) as conn:
+    with connect(name) as conn:
         found = conn.execute("SELECT to_regclass(%s)", [_MARKER_TABLE]).fetchone()[0]
         return "complete" if found else "incomplete"
-
-
-def use_database(name: str) -> None:
-    """Point Django's default connection at database ``name`` (closing the current connection)."""
-    from django.db import connection
-
-    connection.close()
-    if hasattr(connection, "close_pool"):  # a pool's connections stay on the old database
-        connection.close_pool()
-    connection.settings_dict["NAME"] = name
 
 
 def ensure_dataset(
@@ -142,24 +103,14 @@ def ensure_dataset(
     if messages < users:
         raise ValueError("Give at least one message per user.")
     name = database_name(messages, users)
-    state = _database_state(name)
-    if fresh or state == "incomplete":
-        with _connect_admin() as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        state = "missing"
-    if state == "complete":
-        use_database(name)
+    if not fresh and _database_state(name) == "complete":
         from django.core.management import call_command
 
+        use_database(name)
         call_command("migrate", verbosity=0)  # a dataset built by older code gets this code's schema
         return {**_counts(), "database": name, "built": False}
 
-    with _connect_admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    use_database(name)
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    fresh_database(name)
     figures = _fill(messages=messages, users=users, source=source, seed=seed)
     return {**_counts(), **figures, "database": name, "built": True}
 
@@ -187,7 +138,7 @@ def _fill(*, messages: int, users: int, source: Path, seed: int) -> dict[str, fl
 
     rng = np.random.default_rng(seed)
     pick = random.Random(seed)
-    turns = _turns(source)
+    turns = locomo.turns(source)
     dimensions = settings.EMBEDDING_DIMENSIONS
     model_name = settings.EMBEDDING_MODEL
     now = datetime.now(UTC)
@@ -350,7 +301,7 @@ _COPY_TYPES = {
 }
 
 
-def _copy(cursor, model, rows) -> None:  # noqa: ANN001
+def _copy(cursor, model, rows) -> None:
     """Binary ``COPY`` of dicts keyed by attname; columns not given take the field's default."""
     from django.db import connection
     from django.db.models import GeneratedField

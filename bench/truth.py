@@ -54,11 +54,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
 from tqdm import tqdm
 
-from bench.retrieval import RESULTS_DIR, setup_django, throwaway_database, use_kept_database
+from bench.databases import setup_django, throwaway_database, use_kept_database
+from bench.report import render, save_results, table
+from bench.service import graphql_in_process
 
 __all__ = ["CONFIGURATIONS", "DEFAULT_PATH", "main", "run", "score_probe"]
 
@@ -97,17 +97,6 @@ query Ask($input: SearchInput!) {
 }
 """
 _WINDOW_HEADING = "## Recent conversation"
-
-
-def _post(client: Any, query: str, variables: dict[str, Any], field: str, typename: str) -> dict[str, Any]:
-    response = client.post(
-        "/graphql/", data=json.dumps({"query": query, "variables": variables}), content_type="application/json"
-    )
-    body = response.json()
-    result = (body.get("data") or {}).get(field)
-    if response.status_code != 200 or not result or result["__typename"] != typename:
-        raise RuntimeError(f"{field} failed: HTTP {response.status_code} {body}")
-    return result
 
 
 def _memories_text(prompt: str) -> str:
@@ -182,7 +171,7 @@ def _send_sessions(client: Any, user: dict[str, Any]) -> None:
             for i, turn in enumerate(session["turns"])
         ]
         variables = {"userId": user["id"], "sessionId": session["id"], "messages": messages, "withContext": False}
-        _post(client, _ADD, variables, "addMessages", "AddMessagesResult")
+        graphql_in_process(client, _ADD, variables, "addMessages", "AddMessagesResult")
 
 
 def _ask(client: Any, user: dict[str, Any]) -> list[dict[str, Any]]:
@@ -194,8 +183,8 @@ def _ask(client: Any, user: dict[str, Any]) -> list[dict[str, Any]]:
         if user.get("speaker"):
             message["metadata"] = {"speaker": user["speaker"]}
         variables = {"userId": user["id"], "sessionId": f"probe-{i + 1}", "messages": [message], "withContext": True}
-        context = _post(client, _ADD, variables, "addMessages", "AddMessagesResult")["context"]
-        found = _post(
+        context = graphql_in_process(client, _ADD, variables, "addMessages", "AddMessagesResult")["context"]
+        found = graphql_in_process(
             client, _SEARCH, {"input": {"userId": user["id"], "query": probe["query"]}}, "search", "SearchResult"
         )
         rows.append(
@@ -327,20 +316,20 @@ _ROWS = (
 )
 
 
-def format_table(results: dict[str, Any]) -> Table:
-    """The figures of every configuration side by side, with the targets (a ``rich`` table)."""
+def format_table(results: dict[str, Any]) -> str:
+    """The figures of every configuration side by side, with the targets."""
     configurations = list(results["figures"])
-    table = Table("score", *configurations, "target", title=f"bench.truth: {results['data']}")
+    rows = []
     for label, key, target in _ROWS:
-        cells = []
-        for configuration in configurations:
-            value = results["figures"][configuration][key]
-            cells.append("-" if value is None else f"{value:.0f}" if key == "median_prompt_tokens" else f"{value:.3f}")
-        table.add_row(label, *cells, target)
+        values = [results["figures"][c][key] for c in configurations]
+        digits = 0 if key == "median_prompt_tokens" else 3
+        rows.append([label, *(None if v is None else f"{v:.{digits}f}" for v in values), target])
     probes = results["figures"][configurations[0]]["probes"]
     raised = {c: results["figures"][c]["facts_raised"] for c in configurations}
-    table.caption = f"probes: {probes}; facts raised (by status): {raised}"
-    return table
+    caption = f"probes: {probes}; facts raised (by status): {raised}"
+    return render(
+        table(["score", *configurations, "target"], rows, title=f"bench.truth: {results['data']}", caption=caption)
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -360,10 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("django-q", "memories"):
         logging.getLogger(name).setLevel(logging.WARNING)
     results = run(args.path, args.config, users=args.users, keep_database=args.keep_database)
-    output = args.output or RESULTS_DIR / f"truth-{datetime.now().astimezone():%Y%m%dT%H%M%S}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    Console().print(format_table(results))
+    output = save_results(results, "truth", args.output)
+    print(format_table(results))
     print(f"results: {output}")
     return 0
 
