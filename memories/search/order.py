@@ -20,7 +20,7 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
     """Facts first, as they hold now (the one said last first), then the rest newest first: a later
     statement of the same thing comes above an earlier one.
 
-    A turn or summary said after a fact and naming what the fact is about (a content word of
+    A turn or summary said in a later session than a fact and naming what the fact is about (a content word of
     the fact, not the user's name) comes right above that fact: it may have changed it ("They
     moved my operation to the 24th" above "Elena has an operation on September 10").
     """
@@ -65,8 +65,8 @@ def _topic_words(fact: Hit) -> set[str]:
 
 
 def _said_after(hit: Hit, fact: Hit) -> str:
-    """What ``hit`` says that was said after ``fact`` (its turns after the fact's own, not them)."""
-    if fact.conversation_time is None or hit.conversation_time is None:
+    """What ``hit`` says that was said after ``fact`` in a later session (its turns after the fact's own)."""
+    if fact.conversation_time is None or hit.conversation_time is None or hit.session_id == fact.session_id:
         return ""
     if hit.kind != "message":
         return hit.content if hit.conversation_time > fact.conversation_time else ""
