@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import DataError, IntegrityError, connection, models, transaction
 from django.db.models import Max, Min
 
+from memories.kinds import MemoryKind
 from memories.models import (
     DialogueAct,
     Diary,
@@ -28,7 +29,7 @@ from memories.models import (
     Summary,
     SummaryMode,
 )
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import embedding_enqueue
 from memories.services.user_document import (
     FORMAT,
     LIST_SECTIONS,
@@ -354,7 +355,7 @@ class _Import:
         for session, external_id, *_ in rows:
             self.messages.append(there[(session, external_id)] if (session, external_id) in there else next(inserted))
         if new_ids:
-            job_enqueue(func="memories.tasks.embed_rows", args=("message", new_ids))
+            embedding_enqueue(kind=MemoryKind.MESSAGE, ids=new_ids)
         self._count("messages", created=len(new_ids), kept=len(rows) - len(new_ids))
 
     def _messages_there(self, rows: list[tuple]) -> dict[tuple[int, str], int]:
@@ -390,7 +391,7 @@ class _Import:
         Summary.objects.bulk_create([summary for summary, *_ in rows], batch_size=ROWS_PER_INSERT)
         _restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
         if rows:
-            job_enqueue(func="memories.tasks.embed_rows", args=("summary", [summary.pk for summary, *_ in rows]))
+            embedding_enqueue(kind=MemoryKind.SUMMARY, ids=[summary.pk for summary, *_ in rows])
         self._count("summaries", created=len(rows), kept=len(items) - len(rows))
 
     def _fact_positions(self, item: _Item) -> list[tuple[str, int, str]]:
@@ -481,7 +482,7 @@ class _Import:
             for row, item in rows:
                 pk = row.history_id if history else row.pk
                 self.fact_links += [(history, pk, *link) for link in self._fact_positions(item)]
-        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [fact.pk for fact, _ in facts]))
+        embedding_enqueue(kind=MemoryKind.KNOWLEDGE, ids=[fact.pk for fact, _ in facts])
         self._count("knowledge", created=len(facts))
 
     def _diaries(self, items: list[_Item]) -> None:
@@ -504,7 +505,7 @@ class _Import:
         Diary.objects.bulk_create([diary for diary, *_ in rows], batch_size=ROWS_PER_INSERT)
         _restamp(Diary, [(diary.pk, *stamps) for diary, *stamps in rows])
         if rows:
-            job_enqueue(func="memories.tasks.embed_rows", args=("diary", [diary.pk for diary, *_ in rows]))
+            embedding_enqueue(kind=MemoryKind.DIARY, ids=[diary.pk for diary, *_ in rows])
         self._count("diaries", created=len(rows), kept=len(items) - len(rows))
 
     def _entities(self, items: list[_Item]) -> None:
