@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.checks import Warning, register
 from django.db import DatabaseError
 
-from memories.services.embeddings import EMBEDDED_MODELS
+from memories.kinds import KINDS
 from memories.services.reembed import reembed_column_dimensions
 
 __all__ = ["check_embeddings", "check_pool_size"]
@@ -34,7 +34,8 @@ def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warni
     """
     warnings: list[Warning] = []
     try:
-        for kind, model in EMBEDDED_MODELS.items():
+        for kind, spec in KINDS.items():
+            model = spec.model
             dimensions = reembed_column_dimensions(kind=kind)
             if dimensions is not None and dimensions != settings.EMBEDDING_DIMENSIONS:
                 warnings.append(

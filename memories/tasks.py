@@ -17,13 +17,8 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from memories.database import retry_after_schema_change
-from memories.models import Message
-from memories.services.embeddings import (
-    EMBEDDED_MODELS,
-    embeddings_fill,
-    embeddings_pending,
-    messages_embed_claimed,
-)
+from memories.kinds import KINDS, MemoryKind
+from memories.services.embeddings import embeddings_fill, embeddings_pending, messages_embed_claimed
 from memories.services.jobs import job_record_success, jobs_requeue_failed
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
@@ -44,7 +39,7 @@ def embed_rows(kind: str, ids: list[int]) -> int:
     ``embeddings_fill``. A row with a vector of another model (a configuration change) is
     embedded again as well.
     """
-    if kind == "message":
+    if kind == MemoryKind.MESSAGE:
         return messages_embed_claimed(ids=ids)
     return embeddings_fill(kind=kind, ids=ids)
 
@@ -78,13 +73,12 @@ def sweep() -> dict[str, int]:
             func="memories.tasks.extract_knowledge", stopped_before=settled, max_rounds=EXTRACTION_SWEEP_ROUNDS
         )
     )
-    for kind, model in EMBEDDED_MODELS.items():
-        changed = "received_at" if model is Message else "updated_at"
-        pending = embeddings_pending(kind=kind).filter(**{f"{changed}__lt": settled})
+    for kind, spec in KINDS.items():
+        pending = embeddings_pending(kind=kind).filter(**{f"{spec.changed_at}__lt": settled})
         ids = list(pending.order_by("pk").values_list("pk", flat=True)[:_SWEEP_EMBED_LIMIT])
         if ids:
-            async_task("memories.tasks.embed_rows", kind, ids)
-        queued[kind] = len(ids)
+            async_task("memories.tasks.embed_rows", kind.value, ids)
+        queued[kind.value] = len(ids)
     return queued
 
 

@@ -6,15 +6,11 @@ from enum import Enum
 
 import strawberry
 
+from memories.kinds import MemoryKind
+
 __all__ = ["HitKind", "Order"]
 
-
-@strawberry.enum
-class HitKind(Enum):
-    MESSAGE = "message"
-    SUMMARY = "summary"
-    KNOWLEDGE = "knowledge"
-    DIARY = "diary"
+HitKind = strawberry.enum(MemoryKind, name="HitKind")
 
 
 @strawberry.enum(description="Order of a list by time.")

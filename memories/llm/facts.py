@@ -24,7 +24,9 @@ import re
 from collections.abc import Sequence
 
 from memories.llm.base import Fact
-from memories.llm.fact_rules import ANYWHERE, RULES, Rule
+from memories.llm.fact_mentions import ANYWHERE
+from memories.llm.fact_patterns import Rule
+from memories.llm.fact_rules import RULES
 from memories.llm.person import third_person
 from memories.llm.text import split_sentences
 

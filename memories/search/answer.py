@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 
+from memories.kinds import MemoryKind
 from memories.llm import ChatModel, Usage
 from memories.metrics import counted_call
 from memories.search.hits import Hit, Turn
@@ -88,9 +89,9 @@ def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzin
     current = [h for h in relevant if h.replaced_at is None]
     # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
     said = [h for h in current if h.topical] + [
-        h for h in current if h.kind in ("knowledge", "message") and not h.topical
+        h for h in current if h.kind in (MemoryKind.KNOWLEDGE, MemoryKind.MESSAGE) and not h.topical
     ]
-    retold = [h for h in current if h.kind not in ("knowledge", "message")]
+    retold = [h for h in current if h.kind not in (MemoryKind.KNOWLEDGE, MemoryKind.MESSAGE)]
     quotes: dict[str, Hit] = {}
     for group in (said, retold):
         for hit in group:
@@ -116,13 +117,13 @@ def _answering_turn(hit: Hit) -> Turn | None:
 
 
 def _quote(hit: Hit, zone: tzinfo) -> str | None:
-    if hit.kind == "message":
+    if hit.kind == MemoryKind.MESSAGE:
         if (turn := _answering_turn(hit)) is None:
             return None
         return f"On {_day(turn.created_at, zone)} {turn.speaker} said: \u201c{turn.content}\u201d"
-    if hit.kind == "summary":
+    if hit.kind == MemoryKind.SUMMARY:
         return f"From the conversation of {_day(hit.conversation_time, zone)}: {hit.content}"
-    if hit.kind == "diary":
+    if hit.kind == MemoryKind.DIARY:
         return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
     sources = "; ".join(f"\u201c{t.content}\u201d" for t in hit.turns)
     when = f"said on {_day(hit.conversation_time, zone)}" if hit.conversation_time else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from memories.kinds import MemoryKind
 from memories.search.hits import Hit
 from memories.search.prompt import count_tokens
 from memories.search.retrievers import excerpts
@@ -36,7 +37,7 @@ def fit_to_budget(hits: list[Hit], *, query: str, max_tokens: int) -> list[Hit]:
     """
     if not hits or sum(count_tokens([h.block() for h in hits])) <= max_tokens:
         return hits
-    turns = {t.id: t for h in hits for t in h.turns if h.kind == "message"}
+    turns = {t.id: t for h in hits for t in h.turns if h.kind == MemoryKind.MESSAGE}
     lengths = dict(zip(turns, count_tokens([t.content for t in turns.values()]), strict=True))
     total = sum(count_tokens([h.block() for h in hits]))
     cap = _CAPS[-1]
@@ -49,7 +50,7 @@ def fit_to_budget(hits: list[Hit], *, query: str, max_tokens: int) -> list[Hit]:
                    fragments=_FRAGMENTS)  # fmt: skip
     shortened = []
     for hit in hits:
-        if hit.kind == "message" and any(t.id in cut for t in hit.turns):
+        if hit.kind == MemoryKind.MESSAGE and any(t.id in cut for t in hit.turns):
             new_turns = tuple(
                 replace(t, content=cut[t.id], text=f"{t.speaker}: {cut[t.id]}", excerpt=True) if t.id in cut else t
                 for t in hit.turns
@@ -62,7 +63,7 @@ def fit_to_budget(hits: list[Hit], *, query: str, max_tokens: int) -> list[Hit]:
         if sum(tokens) <= max_tokens:
             break
         hit = shortened[position]
-        alone = tuple(t for t in hit.turns if t.is_hit and hit.kind == "message")
+        alone = tuple(t for t in hit.turns if t.is_hit and hit.kind == MemoryKind.MESSAGE)
         if alone != hit.turns:
             shortened[position] = replace(hit, turns=alone)
             tokens[position] = sum(count_tokens([shortened[position].block()]))

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from pgvector.django import CosineDistance
 
+from memories.kinds import KINDS, MemoryKind
 from memories.models import DialogueAct, Diary, Knowledge, Message, Summary
 from memories.search.retrievers import Neighbours
 
@@ -76,14 +77,14 @@ class Hit:
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
         who = f" | user {self.user_id}" if multi_user and self.user_id else ""
-        if self.kind == "message":
+        if self.kind == MemoryKind.MESSAGE:
             until = f" | until {self.replaced_at:%Y-%m-%d}" if self.replaced_at else ""
             label = f"[message | session {self.session_id}{who} | {_when(self.conversation_time)}{until}]"
             body = "\n".join(("> " if t.is_hit else "") + t.text for t in self.turns)
             return f"{label}\n{body}"
-        if self.kind == "summary":
+        if self.kind == MemoryKind.SUMMARY:
             label = f"[summary | session {self.session_id}{who} | from {_when(self.conversation_time)}]"
-        elif self.kind == "knowledge":
+        elif self.kind == MemoryKind.KNOWLEDGE:
             labels = ["shared"] if not self.user_id else [f"user {self.user_id}"] if multi_user else []
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
@@ -143,12 +144,12 @@ def load_hits(
     ids: dict[str, list[int]] = {}
     for (kind, pk), _ in ranked:
         ids.setdefault(kind, []).append(pk)
-    message_ids = ids.get("message", [])
+    message_ids = ids.get(MemoryKind.MESSAGE, [])
     around = {pk: (n.before, n.after, n.after_next)[: 1 + turns_after] for pk, n in neighbours.items()}
     asked = asked or {}
     turn_ids = {n for pk in message_ids for n in around.get(pk, ()) if n and n not in hidden_message_ids}
     turn_ids |= {asked[pk] for pk in message_ids if pk in asked}
-    turn_ids |= {m for pk in ids.get("knowledge", []) for m in sources.get(pk, ())}
+    turn_ids |= {m for pk in ids.get(MemoryKind.KNOWLEDGE, []) for m in sources.get(pk, ())}
     messages = {
         m.pk: m
         # Only the columns a hit shows: the vector and full-text columns are large and unused here.
@@ -157,20 +158,25 @@ def load_hits(
         .only(*_SHOWN)
         .annotate(distance=CosineDistance("embedding", vector))
     }
-    related = {"summary": ("session", "user"), "knowledge": ("user", "source_session"), "diary": ("user",)}
+    related = {
+        MemoryKind.SUMMARY: ("session", "user"),
+        MemoryKind.KNOWLEDGE: ("user", "source_session"),
+        MemoryKind.DIARY: ("user",),
+    }
     rows = {
         (kind, row.pk): row
-        for kind, model in (("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
+        for kind, shown in related.items()
         if ids.get(kind)
-        for row in model.objects.filter(pk__in=ids[kind])
-        .select_related(*related[kind])
+        for row in KINDS[kind]
+        .model.objects.filter(pk__in=ids[kind])
+        .select_related(*shown)
         .defer("embedding")
         .annotate(distance=CosineDistance("embedding", vector))
     }
     hits = []
     for candidate, relevance in ranked:
         kind, pk = candidate
-        if kind == "message":
+        if kind == MemoryKind.MESSAGE:
             if (message := messages.get(pk)) is None:
                 continue  # deleted since it was ranked
             shown = [messages.get(n) for n in around.get(pk, ()) if n and n not in hidden_message_ids]
@@ -196,7 +202,7 @@ def load_hits(
             )
         elif (row := rows.get(candidate)) is not None:
             hit = _memory_hit(kind, row, relevance, row.distance)
-            if kind == "knowledge":
+            if kind == MemoryKind.KNOWLEDGE:
                 said = sorted(
                     (messages[m] for m in sources.get(pk, ()) if m in messages), key=lambda m: (m.created_at, m.pk)
                 )
@@ -210,9 +216,9 @@ def _score(message: Message | None) -> float | None:
 
 
 def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, distance: float | None) -> Hit:
-    if kind == "summary":
+    if kind == MemoryKind.SUMMARY:
         session_id, when = row.session.external_id, row.covers_from
-    elif kind == "diary":
+    elif kind == MemoryKind.DIARY:
         session_id, when = None, datetime.combine(row.diary_date, time.min, tzinfo=UTC)
     else:  # a fact: the session it was raised from, if any
         session_id, when = (row.source_session.external_id if row.source_session_id else None), row.said_at
@@ -225,5 +231,5 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         user_id=row.user.external_id if row.user_id else "",
         session_id=session_id,
         conversation_time=when,
-        reviewed=row.reviewed if kind == "knowledge" else None,
+        reviewed=row.reviewed if kind == MemoryKind.KNOWLEDGE else None,
     )

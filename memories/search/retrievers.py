@@ -20,7 +20,8 @@ from django.db import DataError, connection, models, transaction
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
-from memories.models import Diary, Entity, Knowledge, Message, Summary
+from memories.kinds import KINDS, MemoryKind
+from memories.models import Entity, Knowledge, Message
 from memories.search.scope import Scope
 from memories.services.entities import entities_named_in
 
@@ -42,17 +43,6 @@ __all__ = [
 # conversation the long turns carry the facts.
 BM25_K1 = 1.2
 BM25_B = 0.0
-
-MODELS: dict[str, type[models.Model]] = {
-    "message": Message,
-    "summary": Summary,
-    "knowledge": Knowledge,
-    "diary": Diary,
-}
-
-
-# The ``Scope`` method giving each kind's condition.
-_CONDITIONS = {"message": "messages", "summary": "summaries", "knowledge": "knowledge", "diary": "diaries"}
 
 
 class ReembeddingNeeded(Exception):
@@ -90,21 +80,21 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
     """
     branches, kinds = [], []
     for position, (kind, limit) in enumerate(limits.items()):
-        condition = getattr(scope, _CONDITIONS[kind])()
-        if condition is None or not scope.user_pks and kind != "knowledge":
+        condition = getattr(scope, KINDS[kind].scope_condition)()
+        if condition is None or not scope.user_pks and kind != MemoryKind.KNOWLEDGE:
             continue
         nearest = _statement("nearest.sql").format(
-            table=sql.Identifier(MODELS[kind]._meta.db_table),
+            table=sql.Identifier(KINDS[kind].model._meta.db_table),
             scope=condition,
             limit=sql.Literal(limit),
-            session=sql.SQL("session_id" if kind in ("message", "summary") else "NULL::bigint"),
+            session=sql.SQL("session_id" if KINDS[kind].in_session else "NULL::bigint"),
         )
         branches.append(
             sql.SQL("SELECT {kind} AS kind, {position} AS position, * FROM ({nearest}) AS {alias}").format(
                 kind=sql.Literal(kind), position=sql.Literal(position), nearest=nearest, alias=sql.Identifier(kind)
             )
         )
-        kinds.append(MODELS[kind])
+        kinds.append(KINDS[kind].model)
     if not branches:
         return []
     statement = sql.SQL("{} ORDER BY distance, position, id").format(sql.SQL(" UNION ALL ").join(branches))
@@ -116,7 +106,7 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
     rows = _fetch(statement, params, *kinds)
     for kind, _, _, embedding_model, _, _ in rows:
         if embedding_model != settings.EMBEDDING_MODEL:
-            raise ReembeddingNeeded.of(MODELS[kind])
+            raise ReembeddingNeeded.of(KINDS[kind].model)
     return [(kind, pk, distance, session) for kind, _, pk, _, session, distance in rows]
 
 
@@ -274,8 +264,8 @@ def by_entities(*, scope: Scope, query: str, limit: int) -> list[tuple[str, int]
         return []
     ranking: list[tuple[str, int]] = []
     for kind, condition, link, when in (
-        ("knowledge", scope.knowledge(), Entity.knowledge, "COALESCE(said_at, created_at)"),
-        ("message", scope.messages(), Entity.messages, "created_at"),
+        (MemoryKind.KNOWLEDGE, scope.knowledge(), Entity.knowledge, "COALESCE(said_at, created_at)"),
+        (MemoryKind.MESSAGE, scope.messages(), Entity.messages, "created_at"),
     ):
         if condition is None:
             continue

@@ -12,13 +12,14 @@ from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from django.core.exceptions import ValidationError
 from psycopg import sql
 
+from memories.kinds import MemoryKind
 from memories.models import EndUser
 from memories.services.validation import text_errors
 
 __all__ = ["SOURCES", "Scope", "SearchFilter"]
 
 # What a search ranks: raw messages and the memory derived from them.
-SOURCES = ("message", "summary", "knowledge", "diary")
+SOURCES = tuple(MemoryKind.values)
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ class Scope:
 
     def messages(self) -> sql.Composable | None:
         """Condition on ``memories_message`` rows (never a backchannel); ``None`` when messages are not searched."""
-        if "message" not in self.sources:
+        if MemoryKind.MESSAGE not in self.sources:
             return None
         f = self.search_filter
         return _all(
@@ -134,7 +135,7 @@ class Scope:
 
     def summaries(self) -> sql.Composable | None:
         """Summaries whose covered time overlaps the window, of sessions holding a message of the channel."""
-        if "summary" not in self.sources:
+        if MemoryKind.SUMMARY not in self.sources:
             return None
         f = self.search_filter
         in_channel = (
@@ -155,7 +156,7 @@ class Scope:
 
         Kept to one session, only shared knowledge: a user's knowledge comes from all their sessions.
         """
-        if "knowledge" not in self.sources or not self.search_filter.is_empty:
+        if MemoryKind.KNOWLEDGE not in self.sources or not self.search_filter.is_empty:
             return None
         if self.session_pk is not None:
             return _all("user_id IS NULL", "status = 'active'") if self.include_shared else None
@@ -167,7 +168,7 @@ class Scope:
 
         Diaries have no channel, and one covers a day of every session.
         """
-        if "diary" not in self.sources or self.search_filter.channel or self.session_pk is not None:
+        if MemoryKind.DIARY not in self.sources or self.search_filter.channel or self.session_pk is not None:
             return None
         f = self.search_filter
         return _all(

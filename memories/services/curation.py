@@ -9,12 +9,11 @@ from django.db import models, transaction
 from django.db.models.functions import Cast
 from simple_history.models import HistoricalRecords
 
+from memories.kinds import kind_of
 from memories.models import Diary, Knowledge
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import embedding_enqueue
 
 __all__ = ["admin_log_forget", "curated_save", "history_record_actor"]
-
-_KINDS: dict[type, str] = {Knowledge: "knowledge", Diary: "diary"}
 
 
 @transaction.atomic
@@ -37,7 +36,7 @@ def curated_save(*, row: Knowledge | Diary) -> Knowledge | Diary:
     row.full_clean()
     row.save()
     if changed:
-        job_enqueue(func="memories.tasks.embed_rows", args=(_KINDS[model], [row.pk]))
+        embedding_enqueue(kind=kind_of(model), ids=[row.pk])
     return row
 
 

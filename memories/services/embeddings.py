@@ -8,14 +8,14 @@ import numpy as np
 from django.conf import settings
 from django.db import models, transaction
 
+from memories.kinds import KINDS, MemoryKind
 from memories.llm import Embedder, ModelBackendError, get_embedder
 from memories.llm.acts import dialogue_act
 from memories.llm.person import first_person
 from memories.llm.text import split_sentences
-from memories.models import Diary, Knowledge, Message, Role, Summary
+from memories.models import Knowledge, Message, Role
 
 __all__ = [
-    "EMBEDDED_MODELS",
     "MAX_SENTENCE_PARTS",
     "embedding_parts",
     "embeddings_compute",
@@ -24,15 +24,6 @@ __all__ = [
     "messages_embed_claimed",
     "user_subjects",
 ]
-
-# Kind name -> model with ``embedding``, ``embedding_model`` and ``embedding_text``.
-EMBEDDED_MODELS: dict[str, type[models.Model]] = {
-    "message": Message,
-    "summary": Summary,
-    "knowledge": Knowledge,
-    "diary": Diary,
-}
-
 
 # The most speaker names of one user taken as the subject of their facts.
 _MAX_SPEAKER_NAMES = 5
@@ -117,7 +108,7 @@ def embeddings_compute(
 
 def embeddings_pending(*, kind: str) -> models.QuerySet:
     """Rows of ``kind`` with no vector, or one made by another model than the configured one."""
-    model = EMBEDDED_MODELS[kind]
+    model = KINDS[kind].model
     return model.objects.filter(models.Q(embedding__isnull=True) | ~models.Q(embedding_model=settings.EMBEDDING_MODEL))
 
 
@@ -127,7 +118,7 @@ def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: 
     Idempotent: rows already embedded by the configured model are left alone.
 
     Args:
-        kind: ``message``, ``summary``, ``knowledge`` or ``diary``.
+        kind: a ``MemoryKind`` (``message``, ``summary``, ``knowledge`` or ``diary``).
         ids: primary keys to consider; ``None`` for every pending row.
         batch_size: texts per embedding call (default ``EMBEDDING_BATCH_SIZE``).
 
@@ -210,7 +201,7 @@ def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None)
     while own:
         with transaction.atomic():
             rows = list(
-                embeddings_pending(kind="message")
+                embeddings_pending(kind=MemoryKind.MESSAGE)
                 .filter(pk__in=own)
                 .select_for_update(skip_locked=True)
                 .order_by("pk")[:batch_size]

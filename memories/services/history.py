@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 
+from memories.kinds import KINDS, MemoryKind
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
 from memories.services.jobs import job_enqueue, jobs_forget
@@ -83,9 +84,9 @@ def history_delete(
     jobs_forget(
         session_ids=session_ids,
         row_ids={
-            "message": messages.values_list("pk", flat=True),
-            "knowledge": raised_ids,
-            "summary": Summary.objects.filter(session_id__in=session_ids).values_list("pk", flat=True),
+            MemoryKind.MESSAGE: messages.values_list("pk", flat=True),
+            MemoryKind.KNOWLEDGE: raised_ids,
+            MemoryKind.SUMMARY: Summary.objects.filter(session_id__in=session_ids).values_list("pk", flat=True),
         },
     )
     Knowledge.objects.filter(pk__in=raised_ids).delete()
@@ -162,8 +163,7 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
     jobs_forget(
         session_ids=Session.objects.filter(user=user).values_list("pk", flat=True),
         row_ids={
-            kind: model.objects.filter(user=user).values_list("pk", flat=True)
-            for kind, model in (("message", Message), ("summary", Summary), ("knowledge", Knowledge), ("diary", Diary))
+            kind: spec.model.objects.filter(user=user).values_list("pk", flat=True) for kind, spec in KINDS.items()
         },
     )
     messages = _delete_messages(Message.objects.filter(user=user))

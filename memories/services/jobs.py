@@ -10,7 +10,9 @@ from django.db.models import F
 from django_q.models import Failure, Task
 from django_q.tasks import async_task
 
-__all__ = ["job_enqueue", "job_record_success", "jobs_forget", "jobs_requeue_failed"]
+from memories.kinds import MemoryKind
+
+__all__ = ["embedding_enqueue", "job_enqueue", "job_record_success", "jobs_forget", "jobs_requeue_failed"]
 
 
 def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
@@ -23,6 +25,16 @@ def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
     # robust: a failure to enqueue (or, in sync mode, of the task itself) is logged and never
     # turns the caller's committed write into an error; the periodic sweep retries the work.
     transaction.on_commit(lambda: async_task(func, *args), robust=True)
+
+
+def embedding_enqueue(*, kind: str, ids: Iterable[int]) -> None:
+    """Queue the embedding of these rows of ``kind`` (a ``MemoryKind``) after the current transaction commits.
+
+    Raises:
+        ValueError: ``kind`` is no ``MemoryKind``.
+    """
+    # The kind goes into the pickled payload as a plain string, as stored tasks have it.
+    job_enqueue(func="memories.tasks.embed_rows", args=(MemoryKind(kind).value, list(ids)))
 
 
 def job_record_success(*, task_id: str, result: object, stopped: datetime | None) -> int:
@@ -76,7 +88,7 @@ def jobs_forget(*, session_ids: Iterable[int] = (), row_ids: Mapping[str, Iterab
 
     Args:
         session_ids: session pks.
-        row_ids: row pks by ``embed_rows`` kind (``"message"``, ``"summary"``, ``"knowledge"``, ``"diary"``).
+        row_ids: row pks by ``embed_rows`` kind (a ``MemoryKind``).
 
     Returns:
         How many records were deleted.

@@ -15,8 +15,9 @@ from django.db.models import Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from memories.kinds import MemoryKind
 from memories.models import EndUser, Message, Role, Session, Summary
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import embedding_enqueue, job_enqueue
 from memories.services.validation import metadata_errors, moment_errors, text_errors, user_id_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
@@ -166,7 +167,7 @@ def messages_add(
         if channel and not session.channel:
             session.channel = channel
         session.save(update_fields=["first_message_at", "last_message_at", "channel", "updated_at"])
-        job_enqueue(func="memories.tasks.embed_rows", args=("message", [m.pk for m in created]))
+        embedding_enqueue(kind=MemoryKind.MESSAGE, ids=[m.pk for m in created])
         if _rolling_summary_due(session, added=len(created)):
             job_enqueue(func="memories.tasks.summarize_session", args=(session.pk,))
         if is_new_session and not user_created:  # a new user has no previous session

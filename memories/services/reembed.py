@@ -25,8 +25,9 @@ from django.db import connection, transaction
 from django.db.models import Model
 from pgvector.django import HnswIndex
 
+from memories.kinds import KINDS
 from memories.llm import Embedder
-from memories.services.embeddings import EMBEDDED_MODELS, embeddings_compute
+from memories.services.embeddings import embeddings_compute
 
 __all__ = [
     "reembed_batch",
@@ -40,7 +41,7 @@ __all__ = [
 
 def _hnsw_index(kind: str) -> HnswIndex:
     """The model's own HNSW index declaration (name, opclass, m, ef_construction)."""
-    return next(i for i in EMBEDDED_MODELS[kind]._meta.indexes if isinstance(i, HnswIndex))
+    return next(i for i in KINDS[kind].model._meta.indexes if isinstance(i, HnswIndex))
 
 
 # The switch drops these columns (and with them every index that uses them) and renames the shadow ones in their place.
@@ -66,12 +67,7 @@ def _indexes_on_replaced_columns(cursor, kind: str) -> list[str]:  # noqa: ANN00
 
 
 def _table(kind: str) -> str:
-    return EMBEDDED_MODELS[kind]._meta.db_table
-
-
-def _editable(kind: str) -> bool:
-    """Rows of this kind can change after they are embedded (they carry ``updated_at``)."""
-    return kind != "message"
+    return KINDS[kind].model._meta.db_table
 
 
 def reembed_column_dimensions(*, kind: str, column: str = "embedding") -> int | None:
@@ -112,7 +108,7 @@ def reembed_prepare(*, kind: str, dimensions: int) -> None:
 
 def _pending_condition(kind: str, model_name: str) -> tuple[str, list[object]]:
     condition = "(embedding_next IS NULL OR embedding_model_next <> %s"
-    if _editable(kind):  # the text changed since its shadow vector was made
+    if KINDS[kind].editable:  # the text changed since its shadow vector was made
         condition += " OR embedding_next_at IS DISTINCT FROM updated_at"
     return condition + ")", [model_name]
 
@@ -134,7 +130,7 @@ def reembed_batch(*, kind: str, embedder: Embedder, batch_size: int) -> int:
     Raises:
         ModelBackendError: the embedding backend failed; the batch is not written.
     """
-    model: type[Model] = EMBEDDED_MODELS[kind]
+    model: type[Model] = KINDS[kind].model
     table = connection.ops.quote_name(_table(kind))
     condition, params = _pending_condition(kind, embedder.model_name)
     with connection.cursor() as cursor:
@@ -174,7 +170,7 @@ def reembed_status(*, model_name: str) -> dict[str, int | None]:
         kind: reembed_pending(kind=kind, model_name=model_name)
         if reembed_column_dimensions(kind=kind, column="embedding_next") is not None
         else None
-        for kind in EMBEDDED_MODELS
+        for kind in KINDS
     }
 
 
@@ -188,7 +184,7 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
     if any(pending is None for pending in status.values()):
         raise RuntimeError(f"Not every kind is prepared: {status}")
     concurrently = "" if connection.in_atomic_block else "CONCURRENTLY "
-    for kind in EMBEDDED_MODELS:
+    for kind in KINDS:
         progress(f"building the HNSW index of {kind}")
         index = _hnsw_index(kind)
         with connection.cursor() as cursor:
@@ -200,13 +196,13 @@ def reembed_switch(*, embedder: Embedder, batch_size: int, progress: Callable[[s
             )
     progress("switching columns")
     with transaction.atomic(), connection.cursor() as cursor:
-        tables = ", ".join(connection.ops.quote_name(_table(kind)) for kind in EMBEDDED_MODELS)
+        tables = ", ".join(connection.ops.quote_name(_table(kind)) for kind in KINDS)
         cursor.execute(f"LOCK TABLE {tables} IN SHARE ROW EXCLUSIVE MODE")
         _check_deferred_constraints(cursor)
-        for kind in EMBEDDED_MODELS:  # rows that arrived or changed since the last batch
+        for kind in KINDS:  # rows that arrived or changed since the last batch
             while reembed_batch(kind=kind, embedder=embedder, batch_size=batch_size):
                 pass
-        for kind in EMBEDDED_MODELS:
+        for kind in KINDS:
             table = connection.ops.quote_name(_table(kind))
             index = _hnsw_index(kind).name
             # Dropping the old columns drops the other indexes using them: made again on the renamed ones.

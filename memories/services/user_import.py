@@ -6,29 +6,24 @@ import json
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import IO, Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import DataError, IntegrityError, connection, models, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import Max, Min
 
+from memories.kinds import MemoryKind
 from memories.models import (
     DialogueAct,
     Diary,
     EndUser,
-    Entity,
-    EntityKind,
-    Knowledge,
-    KnowledgeStatus,
     Message,
     Role,
     Session,
     Summary,
     SummaryMode,
 )
-from memories.services.jobs import job_enqueue
+from memories.services.jobs import embedding_enqueue
 from memories.services.user_document import (
     FORMAT,
     LIST_SECTIONS,
@@ -37,47 +32,18 @@ from memories.services.user_document import (
     parsed_date,
     parsed_time,
 )
-from memories.services.validation import text_errors, user_id_errors
+from memories.services.user_import_facts import FactSections
+from memories.services.user_import_items import ImportItem
+from memories.services.user_import_statements import INSERT_MESSAGES, ROWS_PER_INSERT, restamp
+from memories.services.validation import user_id_errors
 
 __all__ = ["UserImported", "import_user"]
 
 # The choices, once (Django's ``Choices.values`` builds its list on every call).
 _ROLES, _ACTS, _SUMMARY_MODES = tuple(Role.values), tuple(DialogueAct.values), tuple(SummaryMode.values)
-_STATUSES, _KINDS, _CHANGE_TYPES = tuple(KnowledgeStatus.values), tuple(EntityKind.values), ("+", "~", "-")
 
 # List items read before they are written (and messages per statement and per embedding task queued).
 CHUNK_SIZE = 2000
-# Rows per INSERT of the other lists: Django builds each statement whole, a few KiB of Python objects
-# per row, and the process keeps the memory of its largest statement.
-ROWS_PER_INSERT = 250
-
-# Every column of a message, one array each (``UNNEST``), inserted in document order so ids keep it.
-_INSERT_MESSAGES = """
-INSERT INTO memories_message
-    (user_id, session_id, external_id, role, content, channel, metadata, created_at, received_at,
-     dialogue_act, embedding_model)
-SELECT %s, m.session_id, m.external_id, m.role, m.content, m.channel, m.metadata::jsonb, m.created_at,
-    m.received_at, m.dialogue_act, ''
-FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[],
-    %s::timestamptz[], %s::text[]) WITH ORDINALITY
-    AS m(session_id, external_id, role, content, channel, metadata, created_at, received_at, dialogue_act, position)
-ORDER BY m.position
-RETURNING id
-"""
-
-# ``bulk_create`` stamps ``auto_now`` columns with the present: the document's times are set after.
-_RESTAMP = """
-UPDATE {table} AS t SET created_at = v.created_at, updated_at = v.updated_at
-FROM unnest(%s::bigint[], %s::timestamptz[], %s::timestamptz[]) AS v(id, created_at, updated_at)
-WHERE t.id = v.id
-"""
-
-# Facts refer to facts later in the list too: those columns are filled once every fact is stored.
-_LINK_FACTS = """
-UPDATE {table} AS t SET {column} = v.target
-FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, target)
-WHERE t.{key} = v.id
-"""
 
 
 @dataclass
@@ -127,77 +93,7 @@ def import_user(*, stream: IO[bytes], merge: bool = False, user_external_id: str
         raise ValidationError(f"The document holds a value the database cannot store: {exc}") from None
 
 
-class _Item:
-    """One list item being read, for checks whose errors name it (``messages.17.role``)."""
-
-    def __init__(self, path: str, data: Any) -> None:
-        if not isinstance(data, dict):
-            raise ValidationError({path: [f"{path} must be an object."]})
-        self.path, self.data = path, data
-
-    def fail(self, key: str, message: str) -> ValidationError:
-        return ValidationError({f"{self.path}.{key}": [f"{self.path}.{key}: {message}"]})
-
-    def text(self, key: str, *, max_length: int | None = None, null: bool = False, blank: bool = True) -> str | None:
-        value = self.data.get(key)
-        if value is None and null:
-            return None
-        if not isinstance(value, str):
-            raise self.fail(key, "must be text.")
-        if not blank and not value.strip():
-            raise self.fail(key, "must not be empty.")
-        if problems := text_errors(field=key, value=value, max_length=max_length):
-            raise self.fail(key, " ".join(problems))
-        return value
-
-    def choice(self, key: str, choices: tuple[str, ...]) -> str:
-        value = self.data.get(key)
-        if not isinstance(value, str) or value not in choices:
-            raise self.fail(key, f"must be one of {', '.join(choices)}, not {value!r}.")
-        return value
-
-    def time(self, key: str, *, null: bool = False) -> datetime | None:
-        return parsed_time(self.data.get(key), path=f"{self.path}.{key}", null=null)
-
-    def json(self, key: str, kind: type) -> Any:
-        value = self.data.get(key)
-        if not isinstance(value, kind):
-            raise self.fail(key, f"must be a JSON {'object' if kind is dict else 'list'}.")
-        return value
-
-    def number(self, key: str, kind: type | tuple[type, ...], *, null: bool = False) -> Any:
-        value = self.data.get(key)
-        if value is None and null:
-            return None
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-            raise self.fail(key, "has the wrong type.")
-        return value
-
-    def position(self, key: str, of: array, *, null: bool = False) -> int | None:
-        """The id of the row at the position ``key`` names in an earlier list (``of``: ids by position)."""
-        value = self.data.get(key)
-        if value is None and null:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
-            raise self.fail(key, f"must be the position of a row earlier in the document, not {value!r}.")
-        return of[value]
-
-    def positions(self, key: str, of: array) -> list[int]:
-        """The ids of the rows at the positions the list ``key`` names (``of``: ids by position)."""
-        values = self.json(key, list)
-        for value in values:
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
-                raise self.fail(key, f"must list positions of rows earlier in the document, not {value!r}.")
-        return [of[value] for value in values]
-
-    def texts(self, key: str) -> list[str]:
-        values = self.json(key, list)
-        if not all(isinstance(value, str) and not text_errors(field=key, value=value) for value in values):
-            raise self.fail(key, "must be a list of texts.")
-        return values
-
-
-class _Import:
+class _Import(FactSections):
     """The state of one import: where it is in the document and the new ids of what it stored."""
 
     def __init__(self, *, merge: bool, user_external_id: str | None) -> None:
@@ -256,7 +152,7 @@ class _Import:
     def _user(self, value: Any) -> None:
         if set(self.header) != {"format", "version"}:
             raise ValidationError({"version": ['"format" and "version" must come first in the document.']})
-        item = _Item("user", value)
+        item = ImportItem("user", value)
         external_id = self.user_external_id or item.text("id", blank=False)
         if problems := user_id_errors(user_external_id=external_id):
             raise ValidationError({"user.id": problems})
@@ -288,14 +184,14 @@ class _Import:
             return
         name = LIST_SECTIONS[self.section]
         first = self.result.created[name] + self.result.kept[name]
-        items = [_Item(f"{name}.{first + i}", data) for i, data in enumerate(batch)]
+        items = [ImportItem(f"{name}.{first + i}", data) for i, data in enumerate(batch)]
         getattr(self, f"_{name}")(items)
 
     def _count(self, name: str, *, created: int, kept: int = 0) -> None:
         self.result.created[name] += created
         self.result.kept[name] += kept
 
-    def _sessions(self, items: list[_Item]) -> None:
+    def _sessions(self, items: list[ImportItem]) -> None:
         rows, kept = [], 0
         for item in items:
             external_id = item.text("id", max_length=Session._meta.get_field("external_id").max_length, blank=False)
@@ -312,10 +208,10 @@ class _Import:
         Session.objects.bulk_create([session for session, _ in rows], batch_size=ROWS_PER_INSERT)
         for session, _ in rows:
             self.sessions[session.external_id] = session.pk
-        _restamp(Session, [(session.pk, *stamps) for session, stamps in rows])
+        restamp(Session, [(session.pk, *stamps) for session, stamps in rows])
         self._count("sessions", created=len(rows), kept=kept)
 
-    def _session_pk(self, item: _Item, key: str, *, null: bool = False) -> int | None:
+    def _session_pk(self, item: ImportItem, key: str, *, null: bool = False) -> int | None:
         external_id = item.text(key, null=null)
         if external_id is None:
             return None
@@ -323,7 +219,7 @@ class _Import:
             raise item.fail(key, f"names session {external_id!r}, which the sessions list does not hold.")
         return self.sessions[external_id]
 
-    def _messages(self, items: list[_Item]) -> None:
+    def _messages(self, items: list[ImportItem]) -> None:
         id_max = Message._meta.get_field("external_id").max_length
         channel_max = Message._meta.get_field("channel").max_length
         rows = []
@@ -347,14 +243,14 @@ class _Import:
         if new:
             with connection.cursor() as cursor:
                 columns = [[row[i] if i != 5 else json.dumps(row[i]) for row in new] for i in range(9)]
-                cursor.execute(_INSERT_MESSAGES, [self.user.pk, *columns])
+                cursor.execute(INSERT_MESSAGES, [self.user.pk, *columns])
                 new_ids = [pk for (pk,) in cursor.fetchall()]
         self.grown_sessions |= {row[0] for row in new} & self.existing_sessions
         inserted = iter(new_ids)
         for session, external_id, *_ in rows:
             self.messages.append(there[(session, external_id)] if (session, external_id) in there else next(inserted))
         if new_ids:
-            job_enqueue(func="memories.tasks.embed_rows", args=("message", new_ids))
+            embedding_enqueue(kind=MemoryKind.MESSAGE, ids=new_ids)
         self._count("messages", created=len(new_ids), kept=len(rows) - len(new_ids))
 
     def _messages_there(self, rows: list[tuple]) -> dict[tuple[int, str], int]:
@@ -368,7 +264,7 @@ class _Import:
         ).values_list("session_id", "external_id", "pk")
         return {(session, external_id): pk for session, external_id, pk in found}
 
-    def _summaries(self, items: list[_Item]) -> None:
+    def _summaries(self, items: list[ImportItem]) -> None:
         rows = []
         for item in items:
             summary = Summary(
@@ -388,103 +284,12 @@ class _Import:
         # Merging: a session's summary already here is kept (it may cover more than the document's).
         rows = [row for row in rows if row[0].session_id not in summarised]
         Summary.objects.bulk_create([summary for summary, *_ in rows], batch_size=ROWS_PER_INSERT)
-        _restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
+        restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
         if rows:
-            job_enqueue(func="memories.tasks.embed_rows", args=("summary", [summary.pk for summary, *_ in rows]))
+            embedding_enqueue(kind=MemoryKind.SUMMARY, ids=[summary.pk for summary, *_ in rows])
         self._count("summaries", created=len(rows), kept=len(items) - len(rows))
 
-    def _fact_positions(self, item: _Item) -> list[tuple[str, int, str]]:
-        """The facts ``item`` refers to: ``(column, position, where)`` each, resolved by ``_link_facts``."""
-        links = []
-        for key in ("replaces", "superseded_by"):
-            value = item.data.get(key)
-            if value is None:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise item.fail(key, f"must be the position of a fact in the knowledge list, not {value!r}.")
-            links.append((f"{key}_id", value, f"{item.path}.{key}"))
-        return links
-
-    def _link_facts(self) -> None:
-        """Fill the facts' (and their history's) references to facts, now that every fact has its id."""
-        links: dict[tuple[bool, str], tuple[list[int], list[int]]] = {}
-        for history, pk, column, position, path in self.fact_links:
-            if position >= len(self.knowledge):
-                raise ValidationError({path: [f"{path}: refers to fact {position}, which is not in the list."]})
-            ids, targets = links.setdefault((history, column), ([], []))
-            ids.append(pk)
-            targets.append(self.knowledge[position])
-        for (history, column), (ids, targets) in links.items():
-            model = Knowledge.history.model if history else Knowledge
-            statement = _LINK_FACTS.format(
-                table=connection.ops.quote_name(model._meta.db_table),
-                column=column,
-                key="history_id" if history else "id",
-            )
-            with connection.cursor() as cursor:
-                cursor.execute(statement, [ids, targets])
-
-    def _fact(self, item: _Item, model: type[models.Model], **fields: Any) -> models.Model:
-        return model(
-            user=self.user,
-            content=item.text("content"),
-            status=item.choice("status", _STATUSES),
-            slot=item.text("slot", max_length=Knowledge._meta.get_field("slot").max_length),
-            confidence=item.number("confidence", (int, float), null=True),
-            said_at=item.time("said_at", null=True),
-            needs_review=item.number("needs_review", bool),
-            reviewed=item.number("reviewed", bool),
-            source_session_id=self._session_pk(item, "source_session", null=True),
-            **fields,
-        )
-
-    def _knowledge(self, items: list[_Item]) -> None:
-        names = {c.get("by") for i in items for c in i.json("history", list) if isinstance(c, dict)}
-        staff = dict(
-            get_user_model()
-            .objects.filter(username__in=[n for n in names if isinstance(n, str)])
-            .values_list("username", "pk")
-        )
-        facts = [(self._fact(item, Knowledge), item) for item in items]
-        # bulk_create sends no post_save: django-simple-history records nothing of its own here.
-        Knowledge.objects.bulk_create([fact for fact, _ in facts], batch_size=ROWS_PER_INSERT)
-        self.knowledge.extend(fact.pk for fact, _ in facts)
-        _restamp(Knowledge, [(fact.pk, item.time("created_at"), item.time("updated_at")) for fact, item in facts])
-        through = Knowledge.source_messages.through
-        through.objects.bulk_create(
-            [
-                through(knowledge_id=fact.pk, message_id=pk)
-                for fact, item in facts
-                for pk in item.positions("source_messages", self.messages)
-            ],
-            batch_size=ROWS_PER_INSERT,
-        )
-        changes = []
-        for fact, item in facts:
-            for n, data in enumerate(item.json("history", list)):
-                change = _Item(f"{item.path}.history.{n}", data)
-                by = change.data.get("by")
-                record = self._fact(
-                    change,
-                    Knowledge.history.model,
-                    id=fact.pk,
-                    history_date=change.time("at"),
-                    history_type=change.choice("type", _CHANGE_TYPES),
-                    history_change_reason=change.text("reason", max_length=100, null=True),
-                    history_user_id=staff.get(by) if isinstance(by, str) else None,
-                    created_at=change.time("created_at"),
-                    updated_at=change.time("updated_at"),
-                )
-                changes.append((record, change))
-        Knowledge.history.model.objects.bulk_create([record for record, _ in changes], batch_size=ROWS_PER_INSERT)
-        for history, rows in ((False, facts), (True, changes)):
-            for row, item in rows:
-                pk = row.history_id if history else row.pk
-                self.fact_links += [(history, pk, *link) for link in self._fact_positions(item)]
-        job_enqueue(func="memories.tasks.embed_rows", args=("knowledge", [fact.pk for fact, _ in facts]))
-        self._count("knowledge", created=len(facts))
-
-    def _diaries(self, items: list[_Item]) -> None:
+    def _diaries(self, items: list[ImportItem]) -> None:
         rows = []
         for item in items:
             diary = Diary(
@@ -502,52 +307,10 @@ class _Import:
         # Merging: the entry a date already has here is kept.
         rows = [row for row in rows if row[0].diary_date not in there]
         Diary.objects.bulk_create([diary for diary, *_ in rows], batch_size=ROWS_PER_INSERT)
-        _restamp(Diary, [(diary.pk, *stamps) for diary, *stamps in rows])
+        restamp(Diary, [(diary.pk, *stamps) for diary, *stamps in rows])
         if rows:
-            job_enqueue(func="memories.tasks.embed_rows", args=("diary", [diary.pk for diary, *_ in rows]))
+            embedding_enqueue(kind=MemoryKind.DIARY, ids=[diary.pk for diary, *_ in rows])
         self._count("diaries", created=len(rows), kept=len(items) - len(rows))
-
-    def _entities(self, items: list[_Item]) -> None:
-        known = {e.name.lower(): e for e in Entity.objects.filter(user=self.user)} if self.merge else {}
-        new, stamps, links, kept = [], [], [], 0
-        facts = self.knowledge
-        for item in items:
-            name = item.text("name", max_length=Entity._meta.get_field("name").max_length, blank=False)
-            aliases = item.texts("aliases")
-            first, last = item.time("first_mentioned_at"), item.time("last_mentioned_at")
-            linked = (item.positions("knowledge", facts), item.positions("messages", self.messages))
-            entity = known.get(name.lower())
-            if entity is None:
-                entity = Entity(
-                    user=self.user,
-                    name=name,
-                    kind=item.choice("kind", _KINDS),
-                    aliases=aliases,
-                    first_mentioned_at=first,
-                    last_mentioned_at=last,
-                )
-                new.append(entity)
-                stamps.append((item.time("created_at"), item.time("updated_at")))
-            else:
-                kept += 1
-                entity.aliases += [a for a in aliases if a.lower() not in {n.lower() for n in [name, *entity.aliases]}]
-                entity.first_mentioned_at = min(entity.first_mentioned_at, first)
-                entity.last_mentioned_at = max(entity.last_mentioned_at, last)
-                entity.save(update_fields=["aliases", "first_mentioned_at", "last_mentioned_at", "updated_at"])
-            links.append((entity, *linked))
-        Entity.objects.bulk_create(new, batch_size=ROWS_PER_INSERT)
-        _restamp(Entity, [(entity.pk, *times) for entity, times in zip(new, stamps, strict=True)])
-        Entity.knowledge.through.objects.bulk_create(
-            [Entity.knowledge.through(entity_id=e.pk, knowledge_id=k) for e, ks, _ in links for k in ks],
-            ignore_conflicts=True,
-            batch_size=ROWS_PER_INSERT,
-        )
-        Entity.messages.through.objects.bulk_create(
-            [Entity.messages.through(entity_id=e.pk, message_id=m) for e, _, ms in links for m in ms],
-            ignore_conflicts=True,
-            batch_size=ROWS_PER_INSERT,
-        )
-        self._count("entities", created=len(new), kept=kept)
 
     def _settle_merged_sessions(self) -> None:
         """Merging: a session that was already here spans its old and new messages."""
@@ -555,14 +318,3 @@ class _Import:
             first=Min("messages__created_at"), last=Max("messages__created_at")
         ):
             Session.objects.filter(pk=session.pk).update(first_message_at=session.first, last_message_at=session.last)
-
-
-def _restamp(model: type[models.Model], stamps: list[tuple[int, datetime, datetime]]) -> None:
-    """Set these rows' ``created_at`` and ``updated_at`` to the document's."""
-    if not stamps:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _RESTAMP.format(table=connection.ops.quote_name(model._meta.db_table)),
-            [[pk for pk, *_ in stamps], [c for _, c, _ in stamps], [u for *_, u in stamps]],
-        )

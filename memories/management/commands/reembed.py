@@ -14,8 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from memories.kinds import KINDS, MemoryKind
 from memories.llm import ModelBackendError, get_embedder, make_embedder
-from memories.services.embeddings import EMBEDDED_MODELS
 from memories.services.reembed import (
     reembed_batch,
     reembed_column_dimensions,
@@ -25,8 +25,8 @@ from memories.services.reembed import (
     reembed_switch,
 )
 
-# --kind names -> kinds of memories.services.embeddings.EMBEDDED_MODELS
-_KINDS = {"messages": "message", "summaries": "summary", "knowledge": "knowledge", "diaries": "diary"}
+# --kind names -> kinds
+_KINDS = {spec.plural: kind for kind, spec in KINDS.items()}
 
 
 class Command(BaseCommand):
@@ -55,7 +55,7 @@ class Command(BaseCommand):
             dimensions = len(embedder.embed(["dimension probe"]).vectors[0])
         except ModelBackendError as exc:
             raise CommandError(f"The embedding backend failed: {exc}") from exc
-        self._run(embedder, dimensions, [_KINDS[kind]] if kind else list(EMBEDDED_MODELS), batch_size, no_switch)
+        self._run(embedder, dimensions, [_KINDS[kind]] if kind else list(KINDS), batch_size, no_switch)
 
     def _run(self, embedder, dimensions: int, kinds: list[str], batch_size: int, no_switch: bool) -> None:  # noqa: ANN001
         started = time.monotonic()
@@ -85,7 +85,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Embedded {summary} in {time.monotonic() - started:.0f}s; the service's vectors are now "
-                f"{embedder.model_name} ({reembed_column_dimensions(kind='message')} dimensions). Restart the service "
+                f"{embedder.model_name} ({reembed_column_dimensions(kind=MemoryKind.MESSAGE)} dimensions). "
+                "Restart the service "
                 f"(web and worker) now with EMBEDDING_MODEL={embedder.model_name} EMBEDDING_DIMENSIONS={dimensions}."
             )
         )

@@ -1,0 +1,84 @@
+"""One item of an export's list being imported, read field by field with errors that name it."""
+
+from __future__ import annotations
+
+from array import array
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+from memories.services.user_document import parsed_time
+from memories.services.validation import text_errors
+
+__all__ = ["ImportItem"]
+
+
+class ImportItem:
+    """One list item being read, for checks whose errors name it (``messages.17.role``)."""
+
+    def __init__(self, path: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise ValidationError({path: [f"{path} must be an object."]})
+        self.path, self.data = path, data
+
+    def fail(self, key: str, message: str) -> ValidationError:
+        return ValidationError({f"{self.path}.{key}": [f"{self.path}.{key}: {message}"]})
+
+    def text(self, key: str, *, max_length: int | None = None, null: bool = False, blank: bool = True) -> str | None:
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(key, "must be text.")
+        if not blank and not value.strip():
+            raise self.fail(key, "must not be empty.")
+        if problems := text_errors(field=key, value=value, max_length=max_length):
+            raise self.fail(key, " ".join(problems))
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self.data.get(key)
+        if not isinstance(value, str) or value not in choices:
+            raise self.fail(key, f"must be one of {', '.join(choices)}, not {value!r}.")
+        return value
+
+    def time(self, key: str, *, null: bool = False) -> datetime | None:
+        return parsed_time(self.data.get(key), path=f"{self.path}.{key}", null=null)
+
+    def json(self, key: str, kind: type) -> Any:
+        value = self.data.get(key)
+        if not isinstance(value, kind):
+            raise self.fail(key, f"must be a JSON {'object' if kind is dict else 'list'}.")
+        return value
+
+    def number(self, key: str, kind: type | tuple[type, ...], *, null: bool = False) -> Any:
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            raise self.fail(key, "has the wrong type.")
+        return value
+
+    def position(self, key: str, of: array, *, null: bool = False) -> int | None:
+        """The id of the row at the position ``key`` names in an earlier list (``of``: ids by position)."""
+        value = self.data.get(key)
+        if value is None and null:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
+            raise self.fail(key, f"must be the position of a row earlier in the document, not {value!r}.")
+        return of[value]
+
+    def positions(self, key: str, of: array) -> list[int]:
+        """The ids of the rows at the positions the list ``key`` names (``of``: ids by position)."""
+        values = self.json(key, list)
+        for value in values:
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < len(of):
+                raise self.fail(key, f"must list positions of rows earlier in the document, not {value!r}.")
+        return [of[value] for value in values]
+
+    def texts(self, key: str) -> list[str]:
+        values = self.json(key, list)
+        if not all(isinstance(value, str) and not text_errors(field=key, value=value) for value in values):
+            raise self.fail(key, "must be a list of texts.")
+        return values
