@@ -30,7 +30,7 @@ class MemoryKind(models.TextChoices):
 class KindSpec:
     """What one kind of memory is.
 
-    ``scope_condition``: the ``memories.search.scope.Scope`` method giving the SQL condition on the
+    ``scope_condition``: the ``memories.search.scope.RowScope`` method giving the SQL condition on the
     kind's rows a search may read. ``in_session``: rows belong to one session (a ``session_id``
     column). ``editable``: rows change after they are stored (they carry ``updated_at``; messages
     never change). ``plural``: the kind's name in ``manage.py reembed --kind``.

@@ -2,7 +2,7 @@
 
 ``search`` answers a question; ``context`` prepares a chatbot's next turn. Both go the same way:
 
-1. Scope: the end users, sources (messages, summaries, knowledge, diaries), channel and time
+1. RowScope: the end users, sources (messages, summaries, knowledge, diaries), channel and time
    window a caller may read (``scope``).
 2. Embed the query once, in a second thread, while the database runs the rankings that need no
    vector.
@@ -39,7 +39,7 @@ from memories.search.hits import Hit, Turn
 from memories.search.prompt import TOKENIZER
 from memories.search.retrieval import embed_query, relevant, retrieve
 from memories.search.retrievers import ReembeddingNeeded
-from memories.search.scope import SOURCES, Scope, SearchFilter
+from memories.search.scope import SOURCES, RowScope, SearchFilter
 from memories.search.validation import MAX_QUERY_CHARS, validate_search
 
 __all__ = [
@@ -108,7 +108,7 @@ def search(
     with ThreadPoolExecutor(max_workers=1) as model:
         # The model embeds the query while the database runs what needs no vector.
         future = model.submit(embed_query, query)
-        scope = Scope.for_users(
+        scope = RowScope.for_users(
             user_external_ids=user_external_ids,
             search_filter=search_filter or SearchFilter(),
             sources=tuple(sources),

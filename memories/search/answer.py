@@ -98,7 +98,8 @@ def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzin
             if len(quotes) == _QUOTED:
                 break
             if (quote := _quote(hit, zone)) is not None:
-                quotes.setdefault(f"[user {hit.user_id}] {quote}" if multi_user and hit.user_id else quote, hit)
+                user = hit.user_external_id
+                quotes.setdefault(f"[user {user}] {quote}" if multi_user and user else quote, hit)
         if quotes:
             break
     # Facts, as they hold now, first; a later turn about a fact's topic above it.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 
+from memories.kinds import MemoryKind
 from memories.llm import Usage
 from memories.metrics import SEARCH_STAGE_SECONDS
 from memories.models import EndUser, Message, Role, Session
@@ -19,7 +20,7 @@ from memories.search.hits import Hit, Turn
 from memories.search.order import in_prompt_order
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrieval import embed_query, relevant, retrieve
-from memories.search.scope import Scope
+from memories.search.scope import RowScope
 from memories.search.validation import validate_context
 
 _SENTENCE_END = re.compile(r"(?<=[.!?\u2026])\s+")
@@ -110,7 +111,7 @@ def context(
         if wanted and query and query.strip():
             # The model embeds the query while the database ranks by words and entities.
             future = model.submit(embed_query, query)
-            scope = Scope(
+            scope = RowScope(
                 user_pks=(user_pk,) if user_pk is not None else (),
                 include_shared=include_shared,
                 exclude_message_pks=tuple(sorted(excluded)),
@@ -158,11 +159,11 @@ def _owner(recent: list[Message], *, user_external_id: str, session_external_id:
 def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | None) -> bool:
     """Whether ``hit`` repeats what a chatbot already has in session ``session_id``: a message of it
     saying the ``query`` given (the query itself), or a summary of it whose turns all are in ``window``."""
-    if hit.session_id != session_id:
+    if hit.session_external_id != session_id:
         return False
-    if hit.kind == "message":
+    if hit.kind == MemoryKind.MESSAGE:
         return hit.content == query
-    return hit.kind == "summary" and bool(window) and hit.conversation_time >= window[0].created_at
+    return hit.kind == MemoryKind.SUMMARY and bool(window) and hit.conversation_time >= window[0].created_at
 
 
 def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
@@ -176,14 +177,14 @@ def _within_budget(hits: list[Hit], max_tokens: int) -> tuple[list[Hit], int]:
     shown: dict[int, str] = {}
     used = 0
     for hit, tokens in zip(hits, count_tokens([h.block() for h in hits]), strict=True):
-        if hit.kind == "message":
+        if hit.kind == MemoryKind.MESSAGE:
             if hit.id in shown:
                 continue
             turns = tuple(t for t in hit.turns if t.id not in shown)
             if len(turns) < len(hit.turns):
                 hit = replace(hit, turns=turns)
                 tokens = sum(count_tokens([hit.block()]))
-        elif hit.kind == "summary" and shown:
+        elif hit.kind == MemoryKind.SUMMARY and shown:
             content = _unsaid(hit.content, said=shown.values())
             if not content:
                 continue

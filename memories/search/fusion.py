@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
+from memories.kinds import MemoryKind
+from memories.search.candidates import Candidate, Ranked
+
 __all__ = [
     "NEIGHBOUR_SHARE",
     "RRF_K",
@@ -33,15 +36,13 @@ NEIGHBOUR_SHARE = 0.3
 # the session that holds the best match is likelier to hold the rest of the answer.
 SESSION_SHARE = 0.2
 
-Candidate = tuple[str, int]  # (kind, id)
-
 
 def fuse(
     *,
     rankings: Sequence[Sequence[Candidate]],
     sessions: Mapping[Candidate, int],
     neighbours: Mapping[int, tuple[int | None, int | None]],
-) -> list[tuple[Candidate, float]]:
+) -> list[Ranked]:
     """Fuse ``rankings`` (each best first) into one: ``(candidate, score)``, best first.
 
     Args:
@@ -68,18 +69,18 @@ def fuse(
         # A candidate without a session (knowledge, a diary) is its own session.
         session = sessions.get(candidate)
         smoothed[candidate] = score + SESSION_SHARE * (best_in_session[session] if session is not None else score)
-        if kind == "message" and (before := neighbours.get(pk, (None, None))[0]) is not None:
-            smoothed[candidate] += NEIGHBOUR_SHARE * fused.get(("message", before), 0.0)
-    return sorted(smoothed.items(), key=lambda item: (-item[1], first_seen[item[0]]))
+        if kind == MemoryKind.MESSAGE and (before := neighbours.get(pk, (None, None))[0]) is not None:
+            smoothed[candidate] += NEIGHBOUR_SHARE * fused.get(Candidate(MemoryKind.MESSAGE, before), 0.0)
+    return [Ranked(*item) for item in sorted(smoothed.items(), key=lambda item: (-item[1], first_seen[item[0]]))]
 
 
 def with_a_new_session_last(
-    ranked: Sequence[tuple[Candidate, float]],
+    ranked: Sequence[Ranked],
     *,
     sessions: Mapping[Candidate, int],
     top_k: int,
     eligible: Collection[Candidate] | None = None,
-) -> list[tuple[Candidate, float]]:
+) -> list[Ranked]:
     """The first ``top_k`` of ``ranked``, but the last place goes to the best candidate from a session
     none of the others comes from, when there is one (a candidate without a session is its own) among
     ``eligible`` (default: any; ``retrieve`` gives those similar enough to the query to be relevant).
@@ -92,14 +93,13 @@ def with_a_new_session_last(
     head = list(ranked[: top_k - 1])
     shown = {sessions.get(candidate, candidate) for candidate, _ in head}
     for item in ranked[top_k - 1 :]:
-        if sessions.get(item[0], item[0]) not in shown and (eligible is None or item[0] in eligible):
+        candidate = item.candidate
+        if sessions.get(candidate, candidate) not in shown and (eligible is None or candidate in eligible):
             return [*head, item]
     return list(ranked[:top_k])
 
 
-def answers_for_questions(
-    ranked: Sequence[tuple[Candidate, float]], *, answer_of: Mapping[int, int | None]
-) -> list[tuple[Candidate, float]]:
+def answers_for_questions(ranked: Sequence[Ranked], *, answer_of: Mapping[int, int | None]) -> list[Ranked]:
     """``ranked`` without the questions (message ids in ``answer_of``): each question's place goes to the
     turn answering it (``answer_of[id]``; ``None``: it has none, and the question goes), which keeps the
     better of its own score and the question's.
@@ -110,41 +110,37 @@ def answers_for_questions(
     scores = dict(ranked)
     order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
     for (kind, pk), score in ranked:
-        if kind == "message" and pk in answer_of:
+        if kind == MemoryKind.MESSAGE and pk in answer_of:
             del scores[(kind, pk)]
             answer = answer_of[pk]
             if answer is not None and answer not in answer_of:
-                key = ("message", answer)
+                key = Candidate(MemoryKind.MESSAGE, answer)
                 if score > scores.get(key, float("-inf")):
                     scores[key] = score
                     order[key] = min(order.get(key, order[(kind, pk)]), order[(kind, pk)])
-    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
+    return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
 
 
-def facts_over_sources(
-    ranked: Sequence[tuple[Candidate, float]], *, sources: Mapping[int, Collection[int]]
-) -> list[tuple[Candidate, float]]:
+def facts_over_sources(ranked: Sequence[Ranked], *, sources: Mapping[int, Collection[int]]) -> list[Ranked]:
     """``ranked`` where each fact (knowledge id in ``sources``) takes the place of the best of the turns it
     was raised from (``sources[id]``, message ids) when that is better than its own, and those turns go:
     the fact says what they said, as it holds now."""
     scores = dict(ranked)
     order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
     for (kind, pk), _ in ranked:
-        if kind != "knowledge" or (kind, pk) not in scores:
+        if kind != MemoryKind.KNOWLEDGE or (kind, pk) not in scores:
             continue
         for message_id in sources.get(pk, ()):
-            turn = ("message", message_id)
+            turn = Candidate(MemoryKind.MESSAGE, message_id)
             if turn in scores:
                 if scores[turn] > scores[(kind, pk)]:
                     scores[(kind, pk)] = scores[turn]
                     order[(kind, pk)] = order[turn]
                 del scores[turn]
-    return sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))
+    return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
 
 
-def replaced_last(
-    ranked: Sequence[tuple[Candidate, float]], *, replaced: Collection[Candidate]
-) -> list[tuple[Candidate, float]]:
+def replaced_last(ranked: Sequence[Ranked], *, replaced: Collection[Candidate]) -> list[Ranked]:
     """``ranked`` with the ``replaced`` candidates (turns that said what a later fact replaced) after all
     the others, in their own order: what held earlier never comes above what holds now."""
-    return [item for item in ranked if item[0] not in replaced] + [item for item in ranked if item[0] in replaced]
+    return [r for r in ranked if r.candidate not in replaced] + [r for r in ranked if r.candidate in replaced]

@@ -11,6 +11,7 @@ from pgvector.django import CosineDistance
 
 from memories.kinds import KINDS, MemoryKind
 from memories.models import DialogueAct, Diary, Knowledge, Message, Summary
+from memories.search.candidates import Candidate, Ranked
 from memories.search.retrievers import Neighbours
 
 __all__ = ["Hit", "Turn", "load_hits"]
@@ -62,8 +63,8 @@ class Hit:
     score: float | None
     relevance: float
     content: str
-    user_id: str
-    session_id: str | None
+    user_external_id: str
+    session_external_id: str | None
     conversation_time: datetime | None
     speaker: str | None = None
     role: str | None = None
@@ -76,16 +77,17 @@ class Hit:
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
-        who = f" | user {self.user_id}" if multi_user and self.user_id else ""
+        who = f" | user {self.user_external_id}" if multi_user and self.user_external_id else ""
         if self.kind == MemoryKind.MESSAGE:
             until = f" | until {self.replaced_at:%Y-%m-%d}" if self.replaced_at else ""
-            label = f"[message | session {self.session_id}{who} | {_when(self.conversation_time)}{until}]"
+            label = f"[message | session {self.session_external_id}{who} | {_when(self.conversation_time)}{until}]"
             body = "\n".join(("> " if t.is_hit else "") + t.text for t in self.turns)
             return f"{label}\n{body}"
         if self.kind == MemoryKind.SUMMARY:
-            label = f"[summary | session {self.session_id}{who} | from {_when(self.conversation_time)}]"
+            label = f"[summary | session {self.session_external_id}{who} | from {_when(self.conversation_time)}]"
         elif self.kind == MemoryKind.KNOWLEDGE:
-            labels = ["shared"] if not self.user_id else [f"user {self.user_id}"] if multi_user else []
+            user = self.user_external_id
+            labels = ["shared"] if not user else [f"user {user}"] if multi_user else []
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
             label = "[" + " | ".join(["knowledge", *labels]) + "]"
@@ -116,18 +118,18 @@ _SHOWN = (*Turn.COLUMNS, "session__external_id", "user__external_id")
 
 def load_hits(
     *,
-    ranked: list[tuple[tuple[str, int], float]],
+    ranked: Sequence[Ranked],
     neighbours: Mapping[int, Neighbours],
     vector: Sequence[float],
     sources: Mapping[int, Sequence[int]] | None = None,
     replaced: Mapping[int, datetime] | None = None,
     hidden_message_ids: frozenset[int] = frozenset(),
-    found_by: dict[tuple[str, int], list[str]] | None = None,
+    found_by: Mapping[Candidate, list[str]] | None = None,
     turns_after: int = 1,
-    topical: frozenset[tuple[str, int]] = frozenset(),
+    topical: frozenset[Candidate] = frozenset(),
     asked: Mapping[int, int] | None = None,
 ) -> list[Hit]:
-    """``Hit`` objects for ``ranked`` (``((kind, id), relevance)``, best first), in that order.
+    """``Hit`` objects for ``ranked`` (best first), in that order.
 
     Args:
         neighbours: each message's place in its session (``retrievers.neighbours``).
@@ -189,8 +191,8 @@ def load_hits(
                     score=None if message.distance is None else 1 - message.distance,
                     relevance=relevance,
                     content=message.content,
-                    user_id=message.user.external_id,
-                    session_id=message.session.external_id,
+                    user_external_id=message.user.external_id,
+                    session_external_id=message.session.external_id,
                     conversation_time=message.created_at,
                     speaker=message.speaker,
                     role=message.role,
@@ -228,8 +230,8 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         score=None if distance is None else 1 - distance,
         relevance=relevance,
         content=row.content,
-        user_id=row.user.external_id if row.user_id else "",
-        session_id=session_id,
+        user_external_id=row.user.external_id if row.user_id else "",
+        session_external_id=session_id,
         conversation_time=when,
         reviewed=row.reviewed if kind == MemoryKind.KNOWLEDGE else None,
     )

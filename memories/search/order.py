@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from memories.kinds import MemoryKind
 from memories.search.hits import Hit
 
 __all__ = ["in_prompt_order"]
@@ -25,12 +26,9 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
     moved my operation to the 24th" above "Elena has an operation on September 10").
     """
     never = datetime.min.replace(tzinfo=UTC)
-    facts = sorted(
-        (h for h in memories if h.kind == "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
-    )
-    rest = sorted(
-        (h for h in memories if h.kind != "knowledge"), key=lambda h: h.conversation_time or never, reverse=True
-    )
+    newest_first = sorted(memories, key=lambda h: h.conversation_time or never, reverse=True)
+    facts = [h for h in newest_first if h.kind == MemoryKind.KNOWLEDGE]
+    rest = [h for h in newest_first if h.kind != MemoryKind.KNOWLEDGE]
     ordered: list[Hit] = []
     for fact in facts:
         topic = _topic_words(fact)
@@ -66,9 +64,9 @@ def _topic_words(fact: Hit) -> set[str]:
 
 def _said_after(hit: Hit, fact: Hit) -> str:
     """What ``hit`` says that was said after ``fact`` in a later session (its turns after the fact's own)."""
-    if fact.conversation_time is None or hit.conversation_time is None or hit.session_id == fact.session_id:
+    if None in (fact.conversation_time, hit.conversation_time) or hit.session_external_id == fact.session_external_id:
         return ""
-    if hit.kind != "message":
+    if hit.kind != MemoryKind.MESSAGE:
         return hit.content if hit.conversation_time > fact.conversation_time else ""
     sources = {t.id for t in fact.turns}
     return " ".join(t.content for t in hit.turns if t.created_at > fact.conversation_time and t.id not in sources)

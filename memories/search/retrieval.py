@@ -9,10 +9,12 @@ from dataclasses import replace
 
 from django.conf import settings
 
+from memories.kinds import MemoryKind
 from memories.llm import EmbeddingBatch, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
 from memories.models import DialogueAct
 from memories.search import retrievers
+from memories.search.candidates import Candidate, Near
 from memories.search.dates import named_days
 from memories.search.fusion import (
     answers_for_questions,
@@ -22,7 +24,7 @@ from memories.search.fusion import (
     with_a_new_session_last,
 )
 from memories.search.hits import Hit, load_hits
-from memories.search.scope import SOURCES, Scope, SearchFilter
+from memories.search.scope import SOURCES, RowScope, SearchFilter
 from memories.search.topics import fact_classes, topic_asked
 
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
@@ -33,7 +35,7 @@ _CANDIDATES_PER_HIT = 5
 
 def retrieve(
     *,
-    scope: Scope,
+    scope: RowScope,
     query: str,
     vector: Sequence[float] | Callable[[], Sequence[float]],
     top_k: int,
@@ -55,30 +57,29 @@ def retrieve(
     by_entity = retrievers.by_entities(scope=scope, query=query, limit=top_k)
     if callable(vector):
         vector = vector()
-    limits = {kind: pool if kind == "message" else top_k for kind in SOURCES}
+    limits = {kind: pool if kind == MemoryKind.MESSAGE else top_k for kind in SOURCES}
     nearest = retrievers.dense(limits=limits, scope=scope, vector=vector)
-    by_vector = [(distance, kind, pk) for kind, pk, distance, _ in nearest]
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
-    by_vector = [row for row in by_vector if 1 - row[0] >= settings.SEARCH_MIN_SIMILARITY]
+    by_vector = [row for row in nearest if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY]
     by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
     by_topic = _facts_on_topic(scope=scope, query=query, vector=vector, limit=top_k)
     message_ids = list(
         dict.fromkeys(
-            [pk for _, kind, pk in by_vector if kind == "message"]
+            [row.pk for row in by_vector if row.kind == MemoryKind.MESSAGE]
             + by_words
-            + [pk for kind, pk in by_entity if kind == "message"]
-            + [pk for pk, _ in by_time]
+            + [c.pk for c in by_entity if c.kind == MemoryKind.MESSAGE]
+            + [row.pk for row in by_time]
         )
     )
     turns = retrievers.neighbours(message_ids=message_ids)
-    sessions = {("summary", pk): session for kind, pk, _, session in nearest if kind == "summary"}
-    sessions |= {("message", pk): place.session for pk, place in turns.items()}
-    rankings = {
-        "vector": [(kind, pk) for _, kind, pk in by_vector],
-        "words": [("message", pk) for pk in by_words],
+    sessions = {row.candidate: row.session_pk for row in nearest if row.kind == MemoryKind.SUMMARY}
+    sessions |= {Candidate(MemoryKind.MESSAGE, pk): place.session for pk, place in turns.items()}
+    rankings: dict[str, list[Candidate]] = {
+        "vector": [row.candidate for row in by_vector],
+        "words": [Candidate(MemoryKind.MESSAGE, pk) for pk in by_words],
         "entity": by_entity,
-        "time": [("message", pk) for pk, _ in by_time],
-        "topic": [("knowledge", pk) for pk in by_topic],
+        "time": [Candidate(MemoryKind.MESSAGE, row.pk) for row in by_time],
+        "topic": [Candidate(MemoryKind.KNOWLEDGE, pk) for pk in by_topic],
     }
     found = {candidate for ranking in rankings.values() for candidate in ranking}
     ranked = fuse(
@@ -88,16 +89,20 @@ def retrieve(
     )
     # A question is shown only as the lead-in to the turn that answers it.
     answer_of = _answers(turns, hidden=hidden | set(scope.exclude_message_pks))
-    asked = {answer: question for question, answer in answer_of.items() if answer and ("message", question) in found}
+    asked = {
+        answer: question
+        for question, answer in answer_of.items()
+        if answer and Candidate(MemoryKind.MESSAGE, question) in found
+    }
     ranked = answers_for_questions(ranked, answer_of=answer_of)
-    facts = [pk for (kind, pk), _ in ranked if kind == "knowledge"]
     origin = retrievers.provenance(
-        knowledge_ids=facts, message_ids=[pk for (kind, pk), _ in ranked if kind == "message"]
+        knowledge_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.KNOWLEDGE],
+        message_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.MESSAGE],
     )
     # A fact stands in for the turns it was raised from; a turn whose fact was replaced comes after the rest.
     ranked = facts_over_sources(ranked, sources=origin.sources)
-    ranked = replaced_last(ranked, replaced={("message", pk) for pk in origin.replaced})
-    found_by: dict[tuple[str, int], list[str]] = {}
+    ranked = replaced_last(ranked, replaced={Candidate(MemoryKind.MESSAGE, pk) for pk in origin.replaced})
+    found_by: dict[Candidate, list[str]] = {}
     for name, ranking in rankings.items():
         for rank, candidate in enumerate(ranking, start=1):
             found_by.setdefault(candidate, []).append(f"{name} #{rank}")
@@ -111,7 +116,7 @@ def retrieve(
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
         turns_after=turns_after,
-        topical=frozenset(("knowledge", pk) for pk in by_topic),
+        topical=frozenset(rankings["topic"]),
         asked=asked,
     )
 
@@ -135,10 +140,10 @@ def embed_query(query: str) -> EmbeddingBatch:
         return get_embedder().embed([query])
 
 
-def _facts_on_topic(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[int]:
+def _facts_on_topic(*, scope: RowScope, query: str, vector: Sequence[float], limit: int) -> list[int]:
     """The user's facts that answer the topic the query asks about (``topics``): by their slot, said last
     first, or for a request for advice, nearest the topic first; ``[]`` when it asks about none."""
-    if "knowledge" not in scope.sources or (topic := topic_asked(query, vector)) is None:
+    if MemoryKind.KNOWLEDGE not in scope.sources or (topic := topic_asked(query, vector)) is None:
         return []
     if topic.slots:
         # "my son's name": the son's facts, when there are any, not the whole family's.
@@ -163,10 +168,10 @@ def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> di
     }
 
 
-def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], limit: int) -> list[tuple[int, float]]:
+def _said_in_named_days(*, scope: RowScope, query: str, vector: Sequence[float], limit: int) -> list[Near]:
     """The messages said in the days the query names (``dates.named_days``, local days in the caller's
-    zone), within the caller's own channel and window, nearest to ``vector`` first, as
-    ``(id, cosine distance)``; ``[]`` when it names none or none of them is in the caller's window."""
+    zone), within the caller's own channel and window, nearest to ``vector`` first; ``[]`` when it
+    names none or none of them is in the caller's window."""
     days = named_days(query)
     if days is None:
         return []
@@ -179,6 +184,6 @@ def _said_in_named_days(*, scope: Scope, query: str, vector: Sequence[float], li
     named = SearchFilter.local_days(since=first, until=last, utc_offset_hours=offset, channel=own.channel)
     within = replace(scope, search_filter=named)
     return [
-        (pk, distance)
-        for _, pk, distance, _ in retrievers.dense(limits={"message": limit}, scope=within, vector=vector)
+        Near(row.pk, row.distance)
+        for row in retrievers.dense(limits={MemoryKind.MESSAGE: limit}, scope=within, vector=vector)
     ]

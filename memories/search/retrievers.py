@@ -22,7 +22,8 @@ from psycopg import sql
 
 from memories.kinds import KINDS, MemoryKind
 from memories.models import Entity, Knowledge, Message
-from memories.search.scope import Scope
+from memories.search.candidates import Candidate, Near, Nearest
+from memories.search.scope import RowScope
 from memories.services.entities import entities_named_in
 
 __all__ = [
@@ -64,12 +65,11 @@ class ReembeddingNeeded(Exception):
         )
 
 
-def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> list[tuple[str, int, float, int | None]]:
+def dense(*, limits: dict[str, int], scope: RowScope, vector: Sequence[float]) -> list[Nearest]:
     """The rows in ``scope`` nearest to ``vector``, up to ``limits[kind]`` of each kind, in one statement.
 
     One ranking for every kind: one embedding model made all the vectors, so their similarities
-    compare. Rows are ``(kind, id, cosine distance, session pk)`` (the session ``None`` for knowledge
-    and diaries), nearest first; equal distances in the order of ``limits``, then by id.
+    compare. Rows nearest first; equal distances in the order of ``limits``, then by id.
 
     Args:
         limits: rows wanted per kind, each kind one of ``memories.search.scope.SOURCES``.
@@ -107,15 +107,12 @@ def dense(*, limits: dict[str, int], scope: Scope, vector: Sequence[float]) -> l
     for kind, _, _, embedding_model, _, _ in rows:
         if embedding_model != settings.EMBEDDING_MODEL:
             raise ReembeddingNeeded.of(KINDS[kind].model)
-    return [(kind, pk, distance, session) for kind, _, pk, _, session, distance in rows]
+    return [Nearest(kind, pk, distance, session) for kind, _, pk, _, session, distance in rows]
 
 
-def by_topic(
-    *, scope: Scope, topic: Sequence[float], classes: Sequence[Sequence[float]], limit: int
-) -> list[tuple[int, float]]:
+def by_topic(*, scope: RowScope, topic: Sequence[float], classes: Sequence[Sequence[float]], limit: int) -> list[Near]:
     """The active facts in ``scope`` of a topic (``memories.search.topics``): those nearer the topic's
-    centroid than any other class centroid of ``classes``, nearest first, as ``(id, cosine distance to
-    the topic)``.
+    centroid than any other class centroid of ``classes``, nearest first (distance to the topic).
 
     Raises:
         ReembeddingNeeded: a fact's vector was made by another embedding model.
@@ -134,10 +131,10 @@ def by_topic(
     rows = _fetch(statement, params, Knowledge)
     if any(model != settings.EMBEDDING_MODEL for _, model, _ in rows):
         raise ReembeddingNeeded.of(Knowledge)
-    return [(pk, distance) for pk, _, distance in rows]
+    return [Near(pk, distance) for pk, _, distance in rows]
 
 
-def by_slots(*, scope: Scope, heads: Sequence[str], limit: int) -> list[int]:
+def by_slots(*, scope: RowScope, heads: Sequence[str], limit: int) -> list[int]:
     """The active facts in ``scope`` whose slot's first word is one of ``heads`` (``job``, ``pet``,
     ``sister``...), said last first."""
     condition = scope.knowledge()
@@ -162,7 +159,7 @@ def excerpts(*, message_ids: Sequence[int], query: str, words: int, fragments: i
     return dict(rows)
 
 
-def lexical(*, scope: Scope, query: str, limit: int) -> list[int]:
+def lexical(*, scope: RowScope, query: str, limit: int) -> list[int]:
     """Ids of the ``limit`` messages in ``scope`` best matching ``query``'s words by BM25 (k1 1.2, b 0).
 
     The inverse document frequencies are those of the scoped messages, so a word every turn of
@@ -256,13 +253,13 @@ _LINKED = sql.SQL(
 )
 
 
-def by_entities(*, scope: Scope, query: str, limit: int) -> list[tuple[str, int]]:
+def by_entities(*, scope: RowScope, query: str, limit: int) -> list[Candidate]:
     """The active facts, then the turns, in ``scope`` that mention an entity ``query`` names (at most
     ``limit`` of each), most recent first; ``[]`` when it names none."""
     entity_ids = list(entities_named_in(user_pks=scope.user_pks, text=query).values_list("pk", flat=True))
     if not entity_ids:
         return []
-    ranking: list[tuple[str, int]] = []
+    ranking: list[Candidate] = []
     for kind, condition, link, when in (
         (MemoryKind.KNOWLEDGE, scope.knowledge(), Entity.knowledge, "COALESCE(said_at, created_at)"),
         (MemoryKind.MESSAGE, scope.messages(), Entity.messages, "created_at"),
@@ -278,5 +275,5 @@ def by_entities(*, scope: Scope, query: str, limit: int) -> list[tuple[str, int]
             limit=sql.Literal(limit),
         )
         rows = _fetch(statement, {**scope.params(), "entities": entity_ids}, link.field.related_model)
-        ranking += [(kind, pk) for (pk,) in rows]
+        ranking += [Candidate(kind, pk) for (pk,) in rows]
     return ranking

@@ -1,7 +1,7 @@
 """Which rows a search may read: the searched end users, a channel, a window of conversation time.
 
 The conditions are SQL fragments (``psycopg.sql.SQL``) with named parameters, composed into the
-statements of ``memories.search.retrievers``; ``Scope.params()`` gives their values.
+statements of ``memories.search.retrievers``; ``RowScope.params()`` gives their values.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from memories.kinds import MemoryKind
 from memories.models import EndUser
 from memories.services.validation import text_errors
 
-__all__ = ["SOURCES", "Scope", "SearchFilter"]
+__all__ = ["SOURCES", "RowScope", "SearchFilter"]
 
 # What a search ranks: raw messages and the memory derived from them.
 SOURCES = tuple(MemoryKind.values)
@@ -77,7 +77,7 @@ class SearchFilter:
 
 
 @dataclass(frozen=True)
-class Scope:
+class RowScope:
     """The rows one search reads: ``user_pks``' rows that ``search_filter`` lets through, of ``sources``.
 
     ``exclude_message_pks`` are messages never returned (a chatbot's recent window and the
@@ -94,7 +94,7 @@ class Scope:
     session_pk: int | None = None
 
     @classmethod
-    def for_users(cls, *, user_external_ids: list[str], **options: object) -> Scope:
+    def for_users(cls, *, user_external_ids: list[str], **options: object) -> RowScope:
         """The scope of the end users with these external ids (unknown ones have no rows)."""
         pks = EndUser.objects.filter(external_id__in=set(user_external_ids)).values_list("pk", flat=True)
         return cls(user_pks=tuple(sorted(pks)), **options)

@@ -17,7 +17,7 @@ from pgvector.django import CosineDistance
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
 from memories.search import ReembeddingNeeded, retrieve, search
-from memories.search.scope import Scope
+from memories.search.scope import RowScope
 from memories.services.diaries import diary_upsert
 from memories.services.embeddings import embeddings_fill
 from memories.services.knowledge import knowledge_add
@@ -181,7 +181,7 @@ def brute_force(rows: dict[int, np.ndarray], query: np.ndarray, top_k: int) -> l
 
 
 def nearest_hits(user_id: str, vector: np.ndarray, top_k: int = 10) -> list[int]:
-    scope = Scope.for_users(user_external_ids=[user_id], sources=("message",))
+    scope = RowScope.for_users(user_external_ids=[user_id], sources=("message",))
     return [h.id for h in retrieve(scope=scope, query="?", vector=vector.tolist(), top_k=top_k)]
 
 
