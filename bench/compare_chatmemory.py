@@ -100,7 +100,7 @@ class JsonClient:
     headers: dict[str, str]
     connection: http.client.HTTPConnection | None = None
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:  # noqa: ANN401 - JSON
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """Send one request; returns the decoded JSON body.
 
         A keep-alive connection the server closed while idle is opened again and the request
@@ -285,7 +285,7 @@ def run(
         fake.stop()
 
 
-def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: bool) -> dict[str, Any]:  # noqa: ANN401
+def _run(fake: Any, *, source: Path, sample: str, limit: int | None, progress: bool) -> dict[str, Any]:
     from django.conf import settings
     from tqdm import tqdm
 

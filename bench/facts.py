@@ -94,7 +94,7 @@ class ObservationChatModel:
         """The instance ``CHAT_BACKEND = "bench.facts.ObservationChatModel"`` selects."""
         return cls()
 
-    def extract_facts(self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]):  # noqa: ANN201
+    def extract_facts(self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]):
         """The observations of the session of ``messages`` about their speaker, each citing every message."""
         from memories.llm.base import Fact, FactExtraction
 

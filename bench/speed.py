@@ -474,7 +474,7 @@ def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
     }
 
 
-def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:  # noqa: ANN401 - a LocalEmbedder
+def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:
     """Seconds to embed each question alone, one after the other."""
     seconds = []
     for question in questions:

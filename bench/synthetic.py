@@ -86,7 +86,7 @@ def _unit_vectors(rng: np.random.Generator, count: int, dimensions: int) -> np.n
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _connect_admin():  # noqa: ANN202 - a psycopg connection to the server's default database
+def _connect_admin():
     import psycopg
     from django.db import connection
 
@@ -350,7 +350,7 @@ _COPY_TYPES = {
 }
 
 
-def _copy(cursor, model, rows) -> None:  # noqa: ANN001
+def _copy(cursor, model, rows) -> None:
     """Binary ``COPY`` of dicts keyed by attname; columns not given take the field's default."""
     from django.db import connection
     from django.db.models import GeneratedField

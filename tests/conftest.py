@@ -24,7 +24,7 @@ GraphQL = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def make_api_key(db) -> Callable[..., str]:  # noqa: ANN001
+def make_api_key(db) -> Callable[..., str]:
     """Create an API key and return its secret: ``make_api_key("alice")`` or ``make_api_key(all_users=True)``."""
 
     def make(*user_ids: str, all_users: bool = False) -> str:
@@ -35,13 +35,13 @@ def make_api_key(db) -> Callable[..., str]:  # noqa: ANN001
 
 
 @pytest.fixture
-def trusted_key(make_api_key) -> str:  # noqa: ANN001
+def trusted_key(make_api_key) -> str:
     """An all-users key (a trusted backend), used by ``gql`` unless a test passes another."""
     return make_api_key(all_users=True)
 
 
 @pytest.fixture
-def gql(client, django_capture_on_commit_callbacks, trusted_key) -> GraphQL:  # noqa: ANN001
+def gql(client, django_capture_on_commit_callbacks, trusted_key) -> GraphQL:
     """POST a GraphQL document to /graphql/ over HTTP and return the decoded JSON body.
 
     Sends ``key`` (default: an all-users key) as ``Authorization: Bearer``. Background tasks
@@ -125,7 +125,7 @@ def search(gql: GraphQL) -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture
-def hashing_embedder(settings) -> None:  # noqa: ANN001
+def hashing_embedder(settings) -> None:
     """Embed with ``tests.fakes.HashingEmbedder`` (instant, deterministic) where ranking is not under test."""
     settings.EMBEDDING_BACKEND = "tests.fakes.HashingEmbedder"
     settings.EMBEDDING_MODEL = "hashing"

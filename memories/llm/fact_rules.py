@@ -159,11 +159,11 @@ def _plan(m: re.Match[str]) -> str:
     return f"my {m['event']}{m['o'] or ''} is {on}{when}"
 
 
-def _PET_SLOT(m: re.Match[str]) -> str:  # noqa: N802 - a rule's slot, named like the other constants
+def _PET_SLOT(m: re.Match[str]) -> str:
     return f"pet:{m['name'].lower()}"
 
 
-def _PLAN_SLOT(m: re.Match[str]) -> str:  # noqa: N802
+def _PLAN_SLOT(m: re.Match[str]) -> str:
     return f"plan:{m['event'].lower()}"
 
 

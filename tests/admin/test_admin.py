@@ -16,7 +16,7 @@ MODELS = [EndUser, Session, Message, Summary, Knowledge, Diary, ApiKey]
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     user = User.objects.create_superuser("curator", "curator@example.com", "pw")
     client.force_login(user)
     return user

@@ -26,10 +26,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def raw_post(client, trusted_key):  # noqa: ANN001, ANN201
+def raw_post(client, trusted_key):
     """POST raw bytes to /graphql/ with an all-users key; returns the response."""
 
-    def post(body: bytes | str, *, content_type: str = "application/json", **extra: Any):  # noqa: ANN202
+    def post(body: bytes | str, *, content_type: str = "application/json", **extra: Any):
         return client.post(
             "/graphql/", data=body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {trusted_key}", **extra
         )
@@ -314,7 +314,7 @@ def test_diary_content_over_max_diary_chars_is_refused(gql, settings):
 SECRET = "The safe's code is 4711."
 
 
-def _fact_edited_in_the_admin(gql) -> int:  # noqa: ANN001
+def _fact_edited_in_the_admin(gql) -> int:
     """A fact of user "u" added over the API, then edited by staff in the admin (logged there)."""
     added = gql(
         'mutation($c: String!) { addKnowledge(userId: "u", content: $c) { ... on Knowledge { id } } }', {"c": SECRET}
@@ -379,7 +379,7 @@ def test_delete_history_removes_a_raised_facts_text_from_the_admin_log(gql):
 PHOTO = "data:image/jpeg;base64," + "A" * 16_000
 
 
-def _locomo(tmp_path, samples: list) -> str:  # noqa: ANN001
+def _locomo(tmp_path, samples: list) -> str:
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(samples))
     return str(path)
@@ -389,7 +389,7 @@ def _sample(sample_id: str, **sessions: object) -> dict:
     return {"sample_id": sample_id, "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **sessions}}
 
 
-def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:  # noqa: ANN001
+def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("import_conversations", path, stdout=out, stderr=err, verbosity=0)

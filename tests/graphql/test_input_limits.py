@@ -292,7 +292,7 @@ def _in_other_connection(work: Callable[[], None]) -> Callable[[], None]:
     def run() -> None:
         try:
             work()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by join
+        except BaseException as exc:
             failures.append(exc)
         finally:
             connection.close()

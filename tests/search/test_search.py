@@ -220,7 +220,7 @@ class BrokenChatModel:
     mode = "generated"
     model_name = "broken"
 
-    def answer(self, **kwargs):  # noqa: ANN003, ANN201
+    def answer(self, **kwargs):
         raise RuntimeError('relation "secret_table" does not exist: SELECT * FROM secret_table')
 
 

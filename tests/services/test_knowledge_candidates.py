@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
+def _approval_first(settings):
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 

@@ -254,7 +254,7 @@ def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, 
     class Refusing:  # the backend refuses any call that holds the poisoned text
         model_name = real.model_name
 
-        def embed(self, texts):  # noqa: ANN001, ANN202
+        def embed(self, texts):
             if any("poison" in t for t in texts):
                 raise ModelBackendError("MODEL_BACKEND_ERROR", "input too long")
             return real.embed(texts)
