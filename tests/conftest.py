@@ -14,6 +14,9 @@ from memoryproject.embedded_db import ensure_embedded_database
 
 logging.getLogger("django-q").setLevel(logging.WARNING)
 
+# Fixture modules every test may use: ``fake_openai``, ``unreachable_openai_url``; ``exported``, ``alice_memory``.
+pytest_plugins = ["tests.fake_openai", "tests.export_fixtures"]
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Start (or join) the embedded PostgreSQL unless DATABASE_URL names a server; settings start nothing."""
@@ -129,3 +132,18 @@ def hashing_embedder(settings) -> None:
     """Embed with ``tests.fakes.HashingEmbedder`` (instant, deterministic) where ranking is not under test."""
     settings.EMBEDDING_BACKEND = "tests.fakes.HashingEmbedder"
     settings.EMBEDDING_MODEL = "hashing"
+
+
+@pytest.fixture
+def openai_settings(settings, fake_openai):
+    """Both backends (``openai``) on the ``fake_openai`` server, with no retries (fast failures)."""
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.CHAT_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.OPENAI_TIMEOUT_SECONDS = 5.0
+    settings.OPENAI_EMBEDDING_DIMENSIONS = None
+    settings.EMBEDDING_MODEL = "text-embedding-3-small"
+    settings.CHAT_MODEL = "gpt-4o-mini"
+    return settings

@@ -1,6 +1,6 @@
 """Fixtures of the one-file export's tests: alice with a bit of everything, and exporting her.
 
-Used with ``pytest_plugins = ["tests.export_fixtures"]``.
+Registered for every test by ``pytest_plugins`` in ``tests/conftest.py``.
 """
 
 from __future__ import annotations

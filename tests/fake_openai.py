@@ -2,9 +2,8 @@
 
 It runs on 127.0.0.1 (a free port) in a daemon thread and speaks enough of the OpenAI wire
 protocol for the real ``openai`` client. Use the ``fake_openai`` fixture (and
-``unreachable_openai_url``), registered in a test module with::
-
-    pytest_plugins = ["tests.fake_openai"]
+``unreachable_openai_url``), registered for every test by ``tests/conftest.py`` (the
+``openai_settings`` fixture there points both backends at it)::
 
     def test_x(fake_openai):
         fake_openai.chat_reply = "Sushi."

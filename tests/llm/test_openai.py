@@ -20,26 +20,9 @@ from tests.conftest import ADD_MESSAGES, SEARCH
 if TYPE_CHECKING:
     from tests.fake_openai import FakeOpenAI
 
-# The ``fake_openai`` and ``unreachable_openai_url`` fixtures (imported by pytest, so not here).
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 HISTORY = "query History($userId: String!) { history(userId: $userId) { results { content } } }"
-
-
-@pytest.fixture
-def openai_settings(settings, fake_openai: FakeOpenAI):
-    """Both backends on the fake server, no retries (fast failures)."""
-    settings.EMBEDDING_BACKEND = "openai"
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    settings.OPENAI_TIMEOUT_SECONDS = 5.0
-    settings.OPENAI_EMBEDDING_DIMENSIONS = None
-    settings.EMBEDDING_MODEL = "text-embedding-3-small"
-    settings.CHAT_MODEL = "gpt-4o-mini"
-    return settings
 
 
 def _embedder(base_url: str, **kwargs: object) -> OpenAIEmbedder:

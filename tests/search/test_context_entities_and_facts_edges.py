@@ -14,7 +14,6 @@ from tests.graphql.documents import CREATE_SUMMARIES, DELETE_HISTORY, msg, ok
 if TYPE_CHECKING:
     from tests.fake_openai import FakeOpenAI
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 CONTEXT = """
@@ -40,21 +39,6 @@ def gql_ok(gql):
 @pytest.fixture
 def summarize(gql_ok):
     return lambda user_id: gql_ok(CREATE_SUMMARIES, {"userId": user_id})
-
-
-@pytest.fixture
-def openai_settings(settings, fake_openai: FakeOpenAI):
-    """Both backends on the fake server, no retries (fast failures)."""
-    settings.EMBEDDING_BACKEND = "openai"
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    settings.OPENAI_TIMEOUT_SECONDS = 5.0
-    settings.OPENAI_EMBEDDING_DIMENSIONS = None
-    settings.EMBEDDING_MODEL = "text-embedding-3-small"
-    settings.CHAT_MODEL = "gpt-4o-mini"
-    return settings
 
 
 def test_context_for_an_end_user_with_no_rows_needs_no_embedder(openai_settings, fake_openai: FakeOpenAI, gql):

@@ -18,7 +18,6 @@ from memories.services.messages import MessageIn, messages_add
 from memories.tasks import extract_knowledge
 from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -14,7 +14,6 @@ from memories.models import Knowledge, Session
 from memories.services.knowledge import knowledge_extract
 from memories.services.messages import MessageIn, messages_add
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

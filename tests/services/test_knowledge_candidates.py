@@ -14,7 +14,6 @@ from memories.llm.facts import extract_facts_heuristic
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Session
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 

@@ -9,10 +9,8 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from memories import tasks
-from memories.llm import ModelBackendError
+from memories.llm import ModelBackendError, get_chat_model, get_embedder
 from memories.models import Message, Summary
-from memories.services import embeddings as embeddings_service
-from memories.services import summaries as summaries_service
 from memories.services.schedules import SWEEP_NAME
 from tests.conftest import ADD_MESSAGES
 
@@ -76,19 +74,11 @@ def test_summary_of_a_deleted_session_is_a_no_op():
     assert tasks.summarize_session(987654) is None
 
 
-class _DownEmbedder:
-    model_name = "all-MiniLM-L6-v2"
-    dimensions = 384
-
-    def embed(self, texts):
-        raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "down")
-
-
 def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
-    client, trusted_key, django_capture_on_commit_callbacks, monkeypatch, settings
+    client, trusted_key, django_capture_on_commit_callbacks, settings
 ):
-    real = embeddings_service.get_embedder
-    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: _DownEmbedder())
+    backend = settings.EMBEDDING_BACKEND
+    settings.EMBEDDING_BACKEND = "tests.fakes.DownEmbedder"
     with django_capture_on_commit_callbacks() as queued_work:
         response = client.post(
             "/graphql/",
@@ -114,7 +104,7 @@ def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
     assert Message.objects.count() == 3
     assert Message.objects.filter(embedding__isnull=True).count() == 3
 
-    monkeypatch.setattr(embeddings_service, "get_embedder", real)
+    settings.EMBEDDING_BACKEND = backend
     # Just stored: the row's own task may still be queued (or retried), so the sweep leaves it.
     assert tasks.sweep()["message"] == 0
     # Once a task's retry time has passed, the sweep takes it over.
@@ -124,47 +114,26 @@ def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
     assert Message.objects.filter(embedding__isnull=True).count() == 0
 
 
-def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, monkeypatch, settings):
+def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, settings):
     settings.EMBEDDING_BATCH_SIZE = 2
     add_messages("alice", "s1", _texts(5, "batch"))
     ids = list(Message.objects.values_list("id", flat=True))
-    calls: list[int] = []
-    real = embeddings_service.get_embedder()
-
-    class Counting:
-        model_name = real.model_name
-        dimensions = real.dimensions
-
-        def embed(self, texts):
-            calls.append(len(texts))
-            return real.embed(texts)
-
-    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: Counting())
+    settings.EMBEDDING_BACKEND = "tests.fakes.RecordingEmbedder"
+    calls = get_embedder().batches
     assert tasks.embed_rows("message", ids) == 0  # already embedded: nothing to do
     Message.objects.update(embedding=None)
     assert tasks.embed_rows("message", ids) == 5
-    assert calls == [2, 2, 1]
+    assert [len(texts) for texts in calls] == [2, 2, 1]
 
 
-def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_summary(
-    add_messages, settings, monkeypatch
-):
+def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_summary(add_messages, settings):
     add_messages("alice", "s1", [{"role": "user", "content": "I adopted a grey cat called Miso last year."}])
     session_id = Message.objects.get().session_id
     tasks.summarize_session(session_id)
     settings.SUMMARY_MAX_INPUT_CHARS = 300
     add_messages("alice", "s1", _texts(20, "later"))
-    seen: list[list[str]] = []
-    real = summaries_service.get_chat_model()
-
-    class Recording:
-        mode = real.mode
-
-        def summarize(self, *, lines, max_sentences):
-            seen.append(list(lines))
-            return real.summarize(lines=lines, max_sentences=max_sentences)
-
-    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    settings.CHAT_BACKEND = "tests.fakes.RecordingChatModel"
+    seen = get_chat_model().summarized
     tasks.summarize_session(session_id)
     (lines,) = seen
     assert lines[0].startswith("Summary of the earlier conversation: user: I adopted a grey cat called Miso")
@@ -172,25 +141,14 @@ def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_su
     assert lines[-1] == "user: later sentence number 19 about hiking in the Alps."
 
 
-def test_a_newest_message_longer_than_the_summary_budget_is_summarised_from_its_beginning(
-    add_messages, settings, monkeypatch
-):
+def test_a_newest_message_longer_than_the_summary_budget_is_summarised_from_its_beginning(add_messages, settings):
     settings.SUMMARY_MAX_INPUT_CHARS = 300
     long_text = "I moved to Lisbon in March to work on boats. " * 20  # 900 characters
     add_messages(
         "alice", "s1", [{"role": "user", "content": "I adopted a cat."}, {"role": "user", "content": long_text}]
     )
-    seen: list[list[str]] = []
-    real = summaries_service.get_chat_model()
-
-    class Recording:
-        mode = real.mode
-
-        def summarize(self, *, lines, max_sentences):
-            seen.append(list(lines))
-            return real.summarize(lines=lines, max_sentences=max_sentences)
-
-    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    settings.CHAT_BACKEND = "tests.fakes.RecordingChatModel"
+    seen = get_chat_model().summarized
     tasks.summarize_session(Message.objects.first().session_id)
     ((line,),) = seen
     assert len(line) == 300
@@ -245,25 +203,13 @@ def test_embedding_task_leaves_messages_another_worker_holds_to_it_without_waiti
     assert tasks.embed_rows("message", [held]) == 1
 
 
-def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, monkeypatch):
-    from memories.llm import ModelBackendError, get_embedder
-    from memories.services import embeddings
-
-    real = get_embedder()
-
-    class Refusing:  # the backend refuses any call that holds the poisoned text
-        model_name = real.model_name
-
-        def embed(self, texts):
-            if any("poison" in t for t in texts):
-                raise ModelBackendError("MODEL_BACKEND_ERROR", "input too long")
-            return real.embed(texts)
-
+def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, settings):
     add_messages("alice", "s1", _texts(1, "poison"))
     add_messages("alice", "s2", _texts(2, "fine"))
     Message.objects.update(embedding=None, embedding_model="")
     poisoned, *fine = Message.objects.order_by("pk").values_list("pk", flat=True)
-    monkeypatch.setattr(embeddings, "get_embedder", lambda: Refusing())
+    # The backend refuses any call that holds the poisoned text.
+    settings.EMBEDDING_BACKEND = "tests.fakes.RefusingEmbedder"
     # The oldest message without a vector tops up the batch, and the call fails: the task's
     # own messages are then embedded alone.
     assert tasks.embed_rows("message", fine) == 2
