@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from memories.models import Diary, EndUser
+from memories.models import Diary
+from tests.factories import DiaryFactory, EndUserFactory
 from tests.graphql.documents import (
     DELETE_DIARY,
     DIARIES,
@@ -51,10 +52,10 @@ def test_upsert_diary_creates_then_replaces_the_days_entry(gql_ok):
 
 @pytest.fixture
 def diaries_of_alice(db):
-    alice = EndUser.objects.create(external_id="alice")
+    alice = EndUserFactory(external_id="alice")
     for day in ("2024-04-30", "2024-05-01", "2024-05-02", "2024-05-03"):
-        Diary.objects.create(user=alice, diary_date=day, content=f"Alice on {day}.")
-    Diary.objects.create(user=EndUser.objects.create(external_id="bob"), diary_date="2024-05-01", content="Bob.")
+        DiaryFactory(user=alice, diary_date=day, content=f"Alice on {day}.")
+    DiaryFactory(user=EndUserFactory(external_id="bob"), diary_date="2024-05-01", content="Bob.")
 
 
 def test_diaries_by_date_or_inclusive_range(diaries_of_alice, gql_ok):

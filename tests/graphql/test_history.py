@@ -10,6 +10,7 @@ from django.utils import timezone
 from django_q.models import Task
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from tests.factories import KnowledgeFactory
 from tests.graphql.documents import (
     ADD_KNOWLEDGE,
     DELETE_HISTORY,
@@ -151,12 +152,12 @@ def test_deleting_history_deletes_the_facts_raised_from_it_audit_trail_and_all(a
     add_messages("alice", "s2", [msg("I play the cello.", "2024-05-02T10:00:00Z")])
     user = EndUser.objects.get(external_id="alice")
     s1, s2 = Session.objects.get(external_id="s1"), Session.objects.get(external_id="s2")
-    cited = Knowledge.objects.create(user=user, content="Locker code 4471 (cited).", source_session=s1)
+    cited = KnowledgeFactory(user=user, content="Locker code 4471 (cited).", source_session=s1)
     cited.source_messages.set(s1.messages.all())
     # A chat model may cite no message: such a fact may come from any of its session's.
-    uncited = Knowledge.objects.create(user=user, content="Locker code 4471 (uncited).", source_session=s1)
-    other_session = Knowledge.objects.create(user=user, content="Plays the cello.", source_session=s2)
-    added = Knowledge.objects.create(user=user, content="Allergic to peanuts.")
+    uncited = KnowledgeFactory(user=user, content="Locker code 4471 (uncited).", source_session=s1)
+    other_session = KnowledgeFactory(user=user, content="Plays the cello.", source_session=s2)
+    added = KnowledgeFactory(user=user, content="Allergic to peanuts.")
 
     gql_ok(DELETE_HISTORY, {"userId": "alice", "sessionId": "s1"})
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 from memories import tasks
 from memories.models import EndUser, Knowledge, Message
 from tests.conftest import ADD_MESSAGES
+from tests.factories import KnowledgeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -365,7 +366,7 @@ def test_delete_history_removes_a_raised_facts_text_from_the_admin_log(gql):
         {"userId": "u", "sessionId": "s", "channel": "", "messages": [{"role": "user", "content": SECRET}]},
     )
     message = Message.objects.get()
-    fact = Knowledge.objects.create(user=message.user, content=SECRET, source_session=message.session)
+    fact = KnowledgeFactory(user=message.user, content=SECRET, source_session=message.session)
     fact.source_messages.set([message])
     staff = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
     LogEntry.objects.log_actions(user_id=staff.pk, queryset=[fact], action_flag=CHANGE, change_message="edited")

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from memories.models import EndUser, Knowledge
+from memories.models import Knowledge
+from tests.factories import EndUserFactory, KnowledgeFactory
 from tests.graphql.documents import (
     ADD_KNOWLEDGE,
     DELETE_KNOWLEDGE,
@@ -19,13 +20,13 @@ pytestmark = pytest.mark.django_db
 
 
 def test_knowledge_of_a_user_shared_or_both(gql_ok):
-    alice = EndUser.objects.create(external_id="alice")
-    bob = EndUser.objects.create(external_id="bob")
+    alice = EndUserFactory(external_id="alice")
+    bob = EndUserFactory(external_id="bob")
     # Created oldest first: lists are newest change first.
-    Knowledge.objects.create(user=alice, content="Alice is allergic to peanuts.")
-    Knowledge.objects.create(user=None, content="The support desk opens at 9am.")
-    Knowledge.objects.create(user=bob, content="Bob is vegetarian.")
-    Knowledge.objects.create(user=alice, content="Alice plays the cello.")
+    KnowledgeFactory(user=alice, content="Alice is allergic to peanuts.")
+    KnowledgeFactory(user=None, content="The support desk opens at 9am.")
+    KnowledgeFactory(user=bob, content="Bob is vegetarian.")
+    KnowledgeFactory(user=alice, content="Alice plays the cello.")
 
     def knowledge(**variables: Any) -> list[tuple[str, str | None]]:
         page = gql_ok(KNOWLEDGE, variables)["knowledge"]
@@ -103,8 +104,8 @@ def test_update_knowledge_embeds_the_new_text(gql_ok, search):
 
 
 def test_update_knowledge_of_another_owner_or_unknown_id_is_not_found(gql_ok):
-    alice = Knowledge.objects.create(user=EndUser.objects.create(external_id="alice"), content="Alice fact.")
-    shared = Knowledge.objects.create(user=None, content="Shared fact.")
+    alice = KnowledgeFactory(user=EndUserFactory(external_id="alice"), content="Alice fact.")
+    shared = KnowledgeFactory(user=None, content="Shared fact.")
     for knowledge_id, user_id in [(alice.pk, "bob"), (alice.pk, None), (shared.pk, "alice"), (999_999, "alice")]:
         result = gql_ok(UPDATE_KNOWLEDGE, {"id": str(knowledge_id), "userId": user_id, "content": "Changed."})
         what = "shared knowledge" if user_id is None else f"knowledge of user {user_id!r}"
@@ -116,8 +117,8 @@ def test_update_knowledge_of_another_owner_or_unknown_id_is_not_found(gql_ok):
 
 
 def test_delete_knowledge(gql_ok):
-    alice = Knowledge.objects.create(user=EndUser.objects.create(external_id="alice"), content="Alice fact.")
-    shared = Knowledge.objects.create(user=None, content="Shared fact.")
+    alice = KnowledgeFactory(user=EndUserFactory(external_id="alice"), content="Alice fact.")
+    shared = KnowledgeFactory(user=None, content="Shared fact.")
 
     def not_found(knowledge_id: int, user_id: str | None) -> dict[str, Any]:
         what = "shared knowledge" if user_id is None else f"knowledge of user {user_id!r}"

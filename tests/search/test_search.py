@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memories.models import EndUser, Knowledge, Message
+from memories.models import EndUser, Message
 from memories.services.embeddings import embeddings_fill
 from tests.conftest import SEARCH
+from tests.factories import KnowledgeFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +75,7 @@ def test_default_search_finds_a_message_no_summary_mentions(alice_two_sessions, 
 
 def test_every_source_is_ranked_together_and_sources_narrow_it(alice_two_sessions, search):
     alice = EndUser.objects.get(external_id="alice")
-    Knowledge.objects.create(user=alice, content="Alice is allergic to peanuts.")
+    KnowledgeFactory(user=alice, content="Alice is allergic to peanuts.")
     embeddings_fill(kind="knowledge")
 
     hits = search(userId="alice", query="What food does Alice like or avoid?")["hits"]
@@ -130,7 +131,7 @@ def test_another_users_data_is_never_returned(add_messages, search):
 
 def test_shared_knowledge_only_when_asked(add_messages, search):
     add_messages("alice", "s1", [{"role": "user", "content": "hello"}])
-    Knowledge.objects.create(user=None, content="The support desk opens at 9am on weekdays.")
+    KnowledgeFactory(user=None, content="The support desk opens at 9am on weekdays.")
     embeddings_fill(kind="knowledge")
     query = "When does the support desk open?"
     assert "KNOWLEDGE" not in {h["kind"] for h in search(userId="alice", query=query)["hits"]}
