@@ -1,4 +1,4 @@
-"""The last place of a result shows another conversation than the others."""
+"""Fusion's session smoothing: the last place of a result shows another conversation than the others."""
 
 from __future__ import annotations
 
