@@ -11,6 +11,7 @@ import pytest
 
 from memories.services.api_keys import api_key_create
 from memoryproject.embedded_db import ensure_embedded_database
+from tests.graphql.documents import CREATE_SUMMARIES, ok
 
 logging.getLogger("django-q").setLevel(logging.WARNING)
 
@@ -98,6 +99,26 @@ query Search($input: SearchInput!) {
   }
 }
 """
+
+
+@pytest.fixture
+def gql_ok(gql: GraphQL) -> GraphQL:
+    """``gql`` that asserts there are no errors and returns ``data``."""
+
+    def run(query: str, variables: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+        return ok(gql(query, variables, **kwargs))
+
+    return run
+
+
+@pytest.fixture
+def summarize(gql_ok: GraphQL) -> Callable[[str], list[str]]:
+    """Summarise every session of a user (``createSummaries``; the worker runs in the request)."""
+
+    def run(user_id: str) -> list[str]:
+        return gql_ok(CREATE_SUMMARIES, {"userId": user_id})["createSummaries"]["queuedSessionIds"]
+
+    return run
 
 
 @pytest.fixture

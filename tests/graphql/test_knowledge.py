@@ -142,3 +142,96 @@ def test_delete_knowledge(gql_ok):
     assert delete(alice.pk, "alice") == not_found(alice.pk, "alice")
     assert delete(shared.pk, None) == {"__typename": "DeleteKnowledgeResult", "deletedId": str(shared.pk)}
     assert not Knowledge.objects.exists()
+
+
+@pytest.mark.parametrize("user_id", ["", "   "])
+def test_add_knowledge_with_an_empty_user_id_is_refused_not_made_shared(user_id, gql_ok):
+    added = gql_ok(ADD_KNOWLEDGE, {"userId": user_id, "content": "Alice is allergic to peanuts."})["addKnowledge"]
+    assert added["__typename"] == "OperationInfo", added
+    assert [(m["kind"], m["field"]) for m in added["messages"]] == [("VALIDATION", "userId")]
+    assert gql_ok(KNOWLEDGE, {"shared": True})["knowledge"]["totalCount"] == 0
+
+
+def test_knowledge_of_an_empty_user_id_is_not_the_shared_knowledge(gql_ok):
+    gql_ok(ADD_KNOWLEDGE, {"content": "The support desk opens at 9:00 JST."})
+    assert gql_ok(KNOWLEDGE, {"userId": ""})["knowledge"] == {"results": [], "totalCount": 0}
+    assert gql_ok(KNOWLEDGE, {})["knowledge"]["totalCount"] == 1
+
+
+@pytest.mark.parametrize("knowledge_id", ["99999999999999999999", "-1", "1.5", ""])
+def test_knowledge_ids_out_of_range_are_unknown_not_an_internal_error(knowledge_id, gql_ok):
+    gql_ok(ADD_KNOWLEDGE, {"userId": "alice", "content": "Alice plays the cello."})
+    for document, name, variables in (
+        (UPDATE_KNOWLEDGE, "updateKnowledge", {"content": "Alice plays the viola."}),
+        (DELETE_KNOWLEDGE, "deleteKnowledge", {}),
+    ):
+        result = gql_ok(document, {"id": knowledge_id, "userId": "alice", **variables})[name]
+        assert result["__typename"] == "OperationInfo", result
+        assert result["messages"][0]["kind"] in ("ERROR", "VALIDATION"), result
+
+
+def test_a_fact_of_max_knowledge_chars_with_a_trailing_newline_is_stored_stripped(gql_ok, settings):
+    content = "y" * settings.MAX_KNOWLEDGE_CHARS
+    added = gql_ok(ADD_KNOWLEDGE, {"userId": "alice", "content": content + "\n"})["addKnowledge"]
+    assert (added["__typename"], added.get("content")) == ("Knowledge", content)
+
+
+DELETE_ALL = """
+mutation($userId: String!) {
+  deleteAllKnowledge(userId: $userId) { ... on DeleteAllResult { deleted } }
+  deleteAllDiaries(userId: $userId) { ... on DeleteAllResult { deleted } }
+}
+"""
+
+
+ADD_KNOWLEDGE_FOR = """
+mutation($c: String!, $u: String) { addKnowledge(content: $c, userId: $u) { ... on Knowledge { id } } }
+"""
+
+
+UPSERT_DIARY_DAY = """
+mutation($u: String!, $d: Date!, $c: String!) {
+  upsertDiary(userId: $u, diaryDate: $d, content: $c) { ... on Diary { id } }
+}
+"""
+
+
+def test_delete_all_knowledge_and_diaries_touch_only_that_user(gql):
+    for user in ("mia", "leo"):
+        gql(ADD_KNOWLEDGE_FOR, {"c": f"{user} likes tea.", "u": user})
+        gql(UPSERT_DIARY_DAY, {"u": user, "d": "2024-05-01", "c": f"{user} drank tea."})
+    gql(ADD_KNOWLEDGE_FOR, {"c": "The desk opens at nine."})
+
+    body = gql(DELETE_ALL, {"userId": "mia"})
+
+    assert body["data"] == {"deleteAllKnowledge": {"deleted": 1}, "deleteAllDiaries": {"deleted": 1}}
+    left = gql(
+        '{ knowledge(userId: "leo", shared: true) { results { content } } '
+        'mia: knowledge(userId: "mia", shared: true) { results { content } } '
+        'diaries(userId: "leo") { results { content } } }'
+    )["data"]
+    assert {k["content"] for k in left["knowledge"]["results"]} == {"leo likes tea.", "The desk opens at nine."}
+    assert [k["content"] for k in left["mia"]["results"]] == ["The desk opens at nine."]
+    assert left["diaries"]["results"] == [{"content": "leo drank tea."}]
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_delete_all_knowledge_and_diaries_of_a_user(add_messages, gql):
+    for text in ("Alice likes tea.", "Alice lives in Porto."):
+        gql(
+            'mutation($c: String!) { addKnowledge(userId: "alice", content: $c) { ... on Knowledge { id } } }',
+            {"c": text},
+        )
+    gql('mutation { addKnowledge(userId: "bob", content: "Bob likes coffee.") { ... on Knowledge { id } } }')
+    for day in ("2024-01-01", "2024-01-02"):
+        gql(
+            'mutation($d: Date!) { upsertDiary(userId: "alice", diaryDate: $d, content: "A day.") { __typename } }',
+            {"d": day},
+        )
+    deleted = gql('mutation { deleteAllKnowledge(userId: "alice") { ... on DeleteAllResult { deleted } } }')
+    assert deleted["data"]["deleteAllKnowledge"]["deleted"] == 2
+    diaries = gql('mutation { deleteAllDiaries(userId: "alice") { ... on DeleteAllResult { deleted } } }')
+    assert diaries["data"]["deleteAllDiaries"]["deleted"] == 2
+    left = gql('{ knowledge(userId: "bob") { results { content } } }')
+    assert [k["content"] for k in left["data"]["knowledge"]["results"]] == ["Bob likes coffee."]
+    assert gql('{ knowledge(userId: "alice") { totalCount } }')["data"]["knowledge"]["totalCount"] == 0

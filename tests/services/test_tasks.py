@@ -10,9 +10,13 @@ from django_q.models import Schedule
 
 from memories import tasks
 from memories.llm import ModelBackendError, get_chat_model, get_embedder
+from memories.llm.extractive import ExtractiveChatModel
 from memories.models import Message, Summary
+from memories.services.messages import MessageIn, messages_add
 from memories.services.schedules import SWEEP_NAME
+from memories.tasks import sweep
 from tests.conftest import ADD_MESSAGES
+from tests.graphql.documents import MIA_MESSAGES, say
 
 pytestmark = pytest.mark.django_db
 
@@ -260,3 +264,54 @@ def test_successes_without_an_earlier_failure_are_still_not_stored(db):
 
     _monitor(_finished("b1", success=True, result=3))
     assert not Task.objects.exists()
+
+
+class ChatInterruptedByANewMessage(ExtractiveChatModel):
+    """The offline chat model, during whose first summary the user sends one more message
+    (``CHAT_BACKEND`` is this class's dotted path)."""
+
+    interrupted: list[str] = []
+
+    def __init__(self) -> None:
+        super().__init__(embedder=get_embedder())
+
+    def summarize(self, *, lines, max_sentences):
+        if not self.interrupted:
+            self.interrupted.append("once")
+            messages_add(
+                user_external_id="mia",
+                session_external_id="long",
+                messages=[MessageIn(role="user", content="And my tomatoes are ripe now.")],
+            )
+        return super().summarize(lines=lines, max_sentences=max_sentences)
+
+
+def test_a_rolling_summary_is_kept_when_a_message_arrives_while_it_is_written(hashing_embedder, settings, add_messages):
+    settings.SUMMARY_EVERY_MESSAGES = 4
+    settings.CHAT_BACKEND = f"{__name__}.ChatInterruptedByANewMessage"
+    ChatInterruptedByANewMessage.interrupted.clear()
+    turns = [say("Mia", f"My garden has {n} apple trees.", f"2024-05-01T09:0{n}:00Z") for n in range(4)]
+
+    add_messages("mia", "long", turns)
+
+    # The summary covers the four messages it read; the one said meanwhile waits for the next.
+    assert ChatInterruptedByANewMessage.interrupted == ["once"]
+    summary = Summary.objects.get(session__external_id="long")
+    assert summary.message_count == 4
+    assert "apple trees" in summary.content
+
+
+def test_the_idle_sweep_summarises_only_idle_sessions_behind_their_summary(hashing_embedder, settings, add_messages):
+    settings.SUMMARY_EVERY_MESSAGES = 0
+    add_messages("mia", "s1", MIA_MESSAGES)
+    add_messages("leo", "s1", [say("Leo", "I keep bees on my roof in Lyon.", "2024-05-02T09:00:00Z")])
+
+    settings.SUMMARY_IDLE_MINUTES = 60
+    assert sweep()["summaries"] == 0  # both sessions just received messages
+    settings.SUMMARY_IDLE_MINUTES = 0
+    assert sweep()["summaries"] == 2
+    assert sweep()["summaries"] == 0  # both are current now
+
+    summaries = {s.user.external_id: s for s in Summary.objects.select_related("user")}
+    assert summaries["mia"].message_count == 3
+    assert "Leo: I keep bees on my roof in Lyon." in summaries["leo"].content
