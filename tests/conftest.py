@@ -168,3 +168,13 @@ def openai_settings(settings, fake_openai):
     settings.EMBEDDING_MODEL = "text-embedding-3-small"
     settings.CHAT_MODEL = "gpt-4o-mini"
     return settings
+
+
+@pytest.fixture
+def openai_chat(settings, fake_openai):
+    """Only the chat model on ``fake_openai`` (``CHAT_BACKEND = "openai"``, no retries); returns the server."""
+    settings.CHAT_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    return fake_openai

@@ -89,11 +89,7 @@ def test_entities_are_per_user_and_extraction_is_idempotent():
     assert Entity.objects.get(user__external_id="bob", name="Sarah").messages.count() == 1
 
 
-def test_the_llm_lists_each_facts_entities(settings, fake_openai):
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_MAX_RETRIES = 0
+def test_the_llm_lists_each_facts_entities(openai_chat, fake_openai):
     messages_add(
         user_external_id="caroline",
         session_external_id="s1",

@@ -62,15 +62,6 @@ def test_a_turn_without_a_speaker_is_attributed_to_the_user():
     assert [(k.content, k.slot) for k in created] == [("The user works as a teacher at a primary school.", "job")]
 
 
-@pytest.fixture
-def openai_chat(settings, fake_openai):
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    return fake_openai
-
-
 def test_llm_facts_come_from_one_json_schema_call_and_a_reply_that_is_not_json_is_retried_once(openai_chat):
     requests = []
 

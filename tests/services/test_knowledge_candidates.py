@@ -119,11 +119,7 @@ def test_candidates_listed_over_graphql(add_messages, gql):
     assert gql('{ knowledge(userId: "aiko") { results { content } } }')["data"]["knowledge"]["results"] == []
 
 
-def test_openai_backend_extracts_facts_in_one_structured_call(settings, fake_openai, add_messages):
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
+def test_openai_backend_extracts_facts_in_one_structured_call(openai_chat, fake_openai, add_messages):
 
     def reply(body):
         if (body.get("response_format") or {}).get("type") != "json_schema":
