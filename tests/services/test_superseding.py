@@ -1,8 +1,4 @@
-"""Superseding that holds: within a slot the fact said last is active, whatever the approval order.
-
-Deleting the newer fact (or its session) makes the older one active again; a rejected or superseded
-fact is not raised again when its session is summarised again.
-"""
+"""Superseding that holds: within a slot the fact said last is active, whatever the approval order."""
 
 from __future__ import annotations
 
@@ -14,20 +10,14 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memories.models import Knowledge, KnowledgeStatus, Session
-from memories.services.api_keys import api_key_create
 from memories.services.knowledge import knowledge_approve, knowledge_extract
 from memories.services.messages import MessageIn, messages_add
-from tests.graphql.documents import (
-    DELETE_HISTORY,
-    DELETE_KNOWLEDGE,
-    msg,
-)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _approval_first(settings):
+def _approval_first(settings):  # these tests are about candidates awaiting approval
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 
@@ -122,100 +112,3 @@ class ContradictingChatModel:
         text = line.partition(": ")[2]
         replaces = next((i for i, known in known_facts if known.split()[-1] == text.split()[-1]), None)
         return FactExtraction(facts=[Fact(text=text, message_ids=[message_id], replaces_id=replaces)], mode="generated")
-
-
-FACTS = """
-query Facts($userId: String!) {
-  active: knowledge(userId: $userId, status: ACTIVE) { results { content } }
-  superseded: knowledge(userId: $userId, status: SUPERSEDED) { results { content } }
-}
-"""
-
-
-def test_moving_back_said_later_in_the_first_session_is_the_active_fact(add_messages, summarize, gql_ok, settings):
-    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
-    add_messages("mei", "s1", [msg("I live in Tokyo.", "2024-05-01T10:00:00Z")])
-    add_messages("mei", "s2", [msg("I live in Osaka.", "2024-06-01T10:00:00Z")])
-    summarize("mei")
-    # Back in the first conversation a month later, Mei has moved back.
-    add_messages("mei", "s1", [msg("I live in Tokyo.", "2024-07-01T10:00:00Z")])
-    summarize("mei")
-
-    found = gql_ok(FACTS, {"userId": "mei"})
-    assert found["active"]["results"] == [{"content": "The user lives in Tokyo."}]
-    assert sorted(f["content"] for f in found["superseded"]["results"]) == [
-        "The user lives in Osaka.",
-        "The user lives in Tokyo.",  # as said in May, before the move to Osaka
-    ]
-
-
-ACTIVE_FACTS = """
-query Facts($userId: String!) { knowledge(userId: $userId) { results { id content } } }
-"""
-
-
-@pytest.fixture
-def moved(add_messages, summarize, gql_ok, settings) -> str:
-    """Mei said she lives in Tokyo (session s1), then in Osaka (s2): the Osaka fact is active; returns its id."""
-    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
-    add_messages("mei", "s1", [msg("I live in Tokyo.", "2024-05-01T10:00:00Z")])
-    add_messages("mei", "s2", [msg("I live in Osaka now.", "2024-06-01T10:00:00Z")])
-    summarize("mei")
-    [fact] = gql_ok(ACTIVE_FACTS, {"userId": "mei"})["knowledge"]["results"]
-    assert fact["content"] == "The user lives in Osaka now."
-    return fact["id"]
-
-
-def test_deleting_the_fact_that_superseded_another_makes_that_one_active_again(moved, gql_ok, search):
-    gql_ok(DELETE_KNOWLEDGE, {"id": moved, "userId": "mei"})
-    facts = gql_ok(ACTIVE_FACTS, {"userId": "mei"})["knowledge"]["results"]
-    assert [f["content"] for f in facts] == ["The user lives in Tokyo."]
-    hits = search(userId="mei", query="Where does the user live?", sources=["KNOWLEDGE"], answer=False)["hits"]
-    assert [h["content"] for h in hits] == ["The user lives in Tokyo."]
-
-
-def test_deleting_the_session_of_the_newer_fact_makes_the_older_one_active_again(moved, gql_ok):
-    gql_ok(DELETE_HISTORY, {"userId": "mei", "sessionId": "s2"})
-    facts = gql_ok(ACTIVE_FACTS, {"userId": "mei"})["knowledge"]["results"]
-    assert [f["content"] for f in facts] == ["The user lives in Tokyo."]
-
-
-def test_a_rejected_candidate_is_not_raised_again_when_its_session_is_summarised_again(
-    add_messages, summarize, gql, gql_ok, settings
-):
-    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
-    _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
-    add_messages("mei", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
-    summarize("mei")
-    candidates = """query { knowledge(userId: "mei", status: CANDIDATE) { results { id content } } }"""
-    [candidate] = gql_ok(candidates)["knowledge"]["results"]
-    reject = 'mutation R($id: ID!) { rejectKnowledge(id: $id, userId: "mei") { __typename } }'
-    assert gql(reject, {"id": candidate["id"]}, key=curator) == {
-        "data": {"rejectKnowledge": {"__typename": "Knowledge"}}
-    }
-    gql_ok('mutation { createSummaries(userId: "mei", overwrite: true) { __typename } }')
-    assert gql_ok(candidates)["knowledge"]["results"] == []
-
-
-def test_a_superseded_fact_is_not_raised_again_when_its_session_is_summarised_again(moved, gql_ok):
-    gql_ok('mutation { createSummaries(userId: "mei", overwrite: true) { __typename } }')
-    everything = """query { a: knowledge(userId: "mei", status: ACTIVE) { results { content } }
-      s: knowledge(userId: "mei", status: SUPERSEDED) { results { content } } }"""
-    assert gql_ok(everything) == {
-        "a": {"results": [{"content": "The user lives in Osaka now."}]},
-        "s": {"results": [{"content": "The user lives in Tokyo."}]},
-    }
-
-
-def test_a_rejected_fact_never_comes_back_even_said_again_in_a_later_session(add_messages, summarize, gql, gql_ok):
-    _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
-    facts = """query { knowledge(userId: "mei", status: ACTIVE) { results { id content } } }"""
-    add_messages("mei", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
-    summarize("mei")
-    [fact] = gql_ok(facts)["knowledge"]["results"]  # used at once, not reviewed
-    gql(f'mutation {{ rejectKnowledge(id: "{fact["id"]}", userId: "mei") {{ __typename }} }}', key=curator)
-    add_messages("mei", "s2", [msg("I'm allergic to peanuts.", "2024-06-01T10:00:00Z")])
-    summarize("mei")
-    assert gql_ok(facts)["knowledge"]["results"] == []
-    rejected = gql_ok('query { knowledge(userId: "mei", status: REJECTED) { results { content } } }')
-    assert rejected["knowledge"]["results"] == [{"content": "The user is allergic to peanuts."}]
