@@ -66,7 +66,7 @@ def _example(doc: Path, marker: str, url: str, key: str) -> dict[str, Any]:
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", doc.read_text(), re.DOTALL) if marker in b]
     code = block.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key))
     namespace: dict[str, Any] = {}
-    exec(compile(code, str(doc), "exec"), namespace)
+    exec(compile(code, str(doc), "exec"), namespace)  # the doc's own example
     return namespace
 
 

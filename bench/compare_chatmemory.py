@@ -100,7 +100,7 @@ class JsonClient:
     headers: dict[str, str]
     connection: http.client.HTTPConnection | None = None
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:  # JSON
         """Send one request; returns the decoded JSON body.
 
         A keep-alive connection the server closed while idle is opened again and the request

@@ -474,7 +474,7 @@ def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
     }
 
 
-def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:
+def _timed_embeddings(embedder: Any, questions: list[Question]) -> list[float]:  # a LocalEmbedder
     """Seconds to embed each question alone, one after the other."""
     seconds = []
     for question in questions:

@@ -86,7 +86,7 @@ def _unit_vectors(rng: np.random.Generator, count: int, dimensions: int) -> np.n
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def _connect_admin():
+def _connect_admin():  # a psycopg connection to the server's default database
     import psycopg
     from django.db import connection
 

@@ -217,7 +217,7 @@ _ENDPOINTS = {path: name for name, path in _PATHS.items()}
 class _Handler(BaseHTTPRequestHandler):
     server_version = "FakeOpenAI/1.0"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
         pass  # keep test output quiet
 
     def _send(self, status: int, payload: dict[str, Any]) -> None:
@@ -231,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str, kind: str) -> None:
         self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": None}})
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # stdlib name
         fake: FakeOpenAI = self.server.fake  # type: ignore[attr-defined]
         path = self.path.split("?", 1)[0]
         length = int(self.headers.get("Content-Length") or 0)

@@ -159,7 +159,7 @@ def _plan(m: re.Match[str]) -> str:
     return f"my {m['event']}{m['o'] or ''} is {on}{when}"
 
 
-def _PET_SLOT(m: re.Match[str]) -> str:
+def _PET_SLOT(m: re.Match[str]) -> str:  # a rule's slot, named like the other constants
     return f"pet:{m['name'].lower()}"
 
 

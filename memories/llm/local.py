@@ -114,7 +114,7 @@ class LocalEmbedder:
 
             onnx_model_file(cache_dir=self.cache_dir)
 
-    def encode(self, texts: list[str]):
+    def encode(self, texts: list[str]):  # a numpy array, shape (len(texts), 384), float32
         """Embed ``texts`` in this thread; unit vectors as a numpy array."""
         model = self._model or self._load()
         batch_size = min(self.batch_size, FORWARD_TEXTS_PER_THREAD * self.threads)
@@ -122,7 +122,7 @@ class LocalEmbedder:
             return model.encode(texts, batch_size=batch_size)
         return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
 
-    def _load(self):
+    def _load(self):  # SentenceTransformer or OnnxSentenceEncoder
         self._model = _load_model(self.runtime, self.threads, self.cache_dir)
         return self._model
 

@@ -166,7 +166,7 @@ def test_the_readme_python_turn_works_as_shown(url, key):
     (code,) = [block for block in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)]
     code = code.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key))
     readme: dict = {}
-    exec(compile(code, "README.md", "exec"), readme)
+    exec(compile(code, "README.md", "exec"), readme)  # the README's own example
 
     prompts = []
     reply = readme["turn"](USER, "2024-05-20", ASK, lambda system, message: prompts.append(system) or "Stir-fry?")
@@ -191,7 +191,7 @@ def test_the_integrations_doc_examples_work_as_shown(url, key, capsys):
     """The Python client section's blocks in docs/integrations.md: the tour, the async turn, errors, the plain turn."""
     tour, async_turn, errors, plain = _python_blocks(ROOT / "docs" / "integrations.md", url, key)
 
-    exec(compile(tour, "integrations.md", "exec"), {})
+    exec(compile(tour, "integrations.md", "exec"), {})  # the doc's own examples
     assert [f"{role}: {content[:9]}" for role, content in Message.objects.values_list("role", "content")] == [
         "user: Any idea ",
         "assistant: How about",

@@ -289,7 +289,7 @@ def _in_other_connection(work: Callable[[], None]) -> Callable[[], None]:
     def run() -> None:
         try:
             work()
-        except BaseException as exc:
+        except BaseException as exc:  # re-raised by join
             failures.append(exc)
         finally:
             connection.close()

@@ -143,7 +143,7 @@ def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
                 if hold:  # the entity is inserted, not yet committed
                     first_inserted.set()
                     first_may_commit.wait(30)
-        except BaseException as exc:
+        except BaseException as exc:  # reported by the test
             errors.append(exc)
         finally:
             connection.close()

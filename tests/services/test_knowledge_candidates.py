@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _approval_first(settings):
+def _approval_first(settings):  # these tests are about candidates awaiting approval
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 
