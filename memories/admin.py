@@ -57,7 +57,7 @@ class EmbeddingStatusMixin:
         )
 
     @admin.display(boolean=True, description="embedding current")
-    def embedding_current(self, obj) -> bool:  # noqa: ANN001
+    def embedding_current(self, obj) -> bool:
         return bool(obj.has_embedding) and obj.embedding_model == settings.EMBEDDING_MODEL
 
 
@@ -194,7 +194,7 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     history_list_display = ["content", "status", "superseded_by"]
     actions = ["approve", "reject"]
 
-    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):  # noqa: ANN201
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
         awaiting = knowledge_review_queue().count()
         return super().changelist_view(request, {**(extra_context or {}), "candidates_awaiting": awaiting})
 
@@ -204,7 +204,7 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
         lines = [f"{m.created_at:%Y-%m-%d %H:%M} {m.speaker}: {m.content}" for m in obj.source_messages.all()[:10]]
         return "\n".join(lines) or "-"
 
-    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
+    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:
         # Approving one candidate by setting its status goes through the same path as the action.
         before = Knowledge.objects.filter(pk=obj.pk).values_list("status", flat=True).first()
         approving = before == KnowledgeStatus.CANDIDATE and obj.status == KnowledgeStatus.ACTIVE
@@ -253,7 +253,7 @@ class FactToReviewAdmin(KnowledgeAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:  # noqa: ANN001
+    def save_model(self, request: HttpRequest, obj: Knowledge, form, change: bool) -> None:
         # Saved as the fact itself, so that its audit history records the correction.
         fact = Knowledge.objects.get(pk=obj.pk)
         for name in form.changed_data:
@@ -275,7 +275,7 @@ class DiaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
     ordering = ["-diary_date"]
     date_hierarchy = "diary_date"
 
-    def save_model(self, request: HttpRequest, obj: Diary, form, change: bool) -> None:  # noqa: ANN001
+    def save_model(self, request: HttpRequest, obj: Diary, form, change: bool) -> None:
         curated_save(row=obj)
 
 
@@ -321,7 +321,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     ordering = ["-created_at"]
     actions = ["revoke"]
 
-    def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:  # noqa: ANN001
+    def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
         raw_key = None if change else api_key_assign_secret(key=obj)
         super().save_model(request, obj, form, change)
         if raw_key:

@@ -18,7 +18,7 @@ _FIX = (
 )
 
 
-def _end_models(model) -> list[str]:  # noqa: ANN001
+def _end_models(model) -> list[str]:
     embedded = model.objects.filter(embedding__isnull=False).values_list("embedding_model", flat=True)
     return [m for m in (embedded.order_by("pk").first(), embedded.order_by("-pk").first()) if m is not None]
 

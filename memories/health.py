@@ -167,7 +167,7 @@ def _embedding_backend() -> dict[str, object]:
     except ModelBackendError as exc:  # a remote server that did not answer: every web process alike
         logger.warning("readiness: embedding backend failed: %s", exc)
         return {"ok": False, "remote": True, "error": f"{type(exc).__name__}: {exc}"}
-    except Exception as exc:  # noqa: BLE001 - any other failure (a model that cannot load) means not ready
+    except Exception as exc:  # any other failure (a model that cannot load) means not ready
         logger.warning("readiness: embedding backend failed: %s", exc)
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     return {"ok": True, "model": embedder.model_name}

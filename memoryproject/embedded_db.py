@@ -164,7 +164,7 @@ def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:
     return url
 
 
-def _forget_dead_handles(data_dir: Path, lock) -> None:  # noqa: ANN001 - pgserver's fasteners lock
+def _forget_dead_handles(data_dir: Path, lock) -> None:  # pgserver's fasteners lock
     """Drop the processes that no longer run from ``pgserver``'s list of the cluster's users."""
     path = data_dir / _HANDLES
     with lock:  # pgserver's own inter-process lock, which guards that list

@@ -26,7 +26,7 @@ proc_name = "memories-web"
 control_socket_disable = True
 
 
-def on_starting(server) -> None:  # noqa: ANN001 - gunicorn's Arbiter
+def on_starting(server) -> None:  # gunicorn's Arbiter
     """In the master, before the workers are forked: start (or join) the embedded PostgreSQL, and
     export the local embedding model once (a worker must boot within gunicorn's ``timeout``)."""
     from memories.llm import get_embedder
@@ -39,7 +39,7 @@ def on_starting(server) -> None:  # noqa: ANN001 - gunicorn's Arbiter
         embedder.prepare()
 
 
-def post_worker_init(worker) -> None:  # noqa: ANN001 - gunicorn's Worker
+def post_worker_init(worker) -> None:  # gunicorn's Worker
     """Load the local embedding model before the worker takes requests, not during the first search."""
     from memories.llm import get_embedder
     from memories.llm.local import LocalEmbedder

@@ -11,8 +11,12 @@ import pytest
 
 from memories.services.api_keys import api_key_create
 from memoryproject.embedded_db import ensure_embedded_database
+from tests.graphql.documents import CREATE_SUMMARIES, ok
 
 logging.getLogger("django-q").setLevel(logging.WARNING)
+
+# Fixture modules every test may use: ``fake_openai``, ``unreachable_openai_url``; ``exported``, ``alice_memory``.
+pytest_plugins = ["tests.fake_openai", "tests.export_fixtures"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,7 +28,7 @@ GraphQL = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture
-def make_api_key(db) -> Callable[..., str]:  # noqa: ANN001
+def make_api_key(db) -> Callable[..., str]:
     """Create an API key and return its secret: ``make_api_key("alice")`` or ``make_api_key(all_users=True)``."""
 
     def make(*user_ids: str, all_users: bool = False) -> str:
@@ -35,13 +39,13 @@ def make_api_key(db) -> Callable[..., str]:  # noqa: ANN001
 
 
 @pytest.fixture
-def trusted_key(make_api_key) -> str:  # noqa: ANN001
+def trusted_key(make_api_key) -> str:
     """An all-users key (a trusted backend), used by ``gql`` unless a test passes another."""
     return make_api_key(all_users=True)
 
 
 @pytest.fixture
-def gql(client, django_capture_on_commit_callbacks, trusted_key) -> GraphQL:  # noqa: ANN001
+def gql(client, django_capture_on_commit_callbacks, trusted_key) -> GraphQL:
     """POST a GraphQL document to /graphql/ over HTTP and return the decoded JSON body.
 
     Sends ``key`` (default: an all-users key) as ``Authorization: Bearer``. Background tasks
@@ -98,6 +102,26 @@ query Search($input: SearchInput!) {
 
 
 @pytest.fixture
+def gql_ok(gql: GraphQL) -> GraphQL:
+    """``gql`` that asserts there are no errors and returns ``data``."""
+
+    def run(query: str, variables: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+        return ok(gql(query, variables, **kwargs))
+
+    return run
+
+
+@pytest.fixture
+def summarize(gql_ok: GraphQL) -> Callable[[str], list[str]]:
+    """Summarise every session of a user (``createSummaries``; the worker runs in the request)."""
+
+    def run(user_id: str) -> list[str]:
+        return gql_ok(CREATE_SUMMARIES, {"userId": user_id})["createSummaries"]["queuedSessionIds"]
+
+    return run
+
+
+@pytest.fixture
 def add_messages(gql: GraphQL) -> Callable[..., dict[str, Any]]:
     """Call ``addMessages`` over GraphQL; returns the ``addMessages`` payload."""
 
@@ -125,7 +149,32 @@ def search(gql: GraphQL) -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture
-def hashing_embedder(settings) -> None:  # noqa: ANN001
+def hashing_embedder(settings) -> None:
     """Embed with ``tests.fakes.HashingEmbedder`` (instant, deterministic) where ranking is not under test."""
     settings.EMBEDDING_BACKEND = "tests.fakes.HashingEmbedder"
     settings.EMBEDDING_MODEL = "hashing"
+
+
+@pytest.fixture
+def openai_settings(settings, fake_openai):
+    """Both backends (``openai``) on the ``fake_openai`` server, with no retries (fast failures)."""
+    settings.EMBEDDING_BACKEND = "openai"
+    settings.CHAT_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    settings.OPENAI_TIMEOUT_SECONDS = 5.0
+    settings.OPENAI_EMBEDDING_DIMENSIONS = None
+    settings.EMBEDDING_MODEL = "text-embedding-3-small"
+    settings.CHAT_MODEL = "gpt-4o-mini"
+    return settings
+
+
+@pytest.fixture
+def openai_chat(settings, fake_openai):
+    """Only the chat model on ``fake_openai`` (``CHAT_BACKEND = "openai"``, no retries); returns the server."""
+    settings.CHAT_BACKEND = "openai"
+    settings.OPENAI_API_KEY = "test"
+    settings.OPENAI_BASE_URL = fake_openai.base_url
+    settings.OPENAI_MAX_RETRIES = 0
+    return fake_openai

@@ -1,6 +1,6 @@
 """Fixtures of the one-file export's tests: alice with a bit of everything, and exporting her.
 
-Used with ``pytest_plugins = ["tests.export_fixtures"]``.
+Registered for every test by ``pytest_plugins`` in ``tests/conftest.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from memories.models import Entity, Knowledge, KnowledgeStatus, Message
 from memories.services.diaries import diary_upsert
 from memories.services.knowledge import knowledge_add, knowledge_approve, knowledge_reject, knowledge_update
 from memories.services.user_export import export_user
+from tests.factories import EntityFactory, KnowledgeFactory
 from tests.graphql.documents import CREATE_SUMMARIES, msg, ok
 
 __all__ = ["alice_memory", "exported"]
@@ -65,7 +66,7 @@ def alice_memory(add_messages, gql, hashing_embedder, django_capture_on_commit_c
         knowledge_update(knowledge_id=edited.pk, user_external_id="alice", content="Alice is allergic to peanuts.")
         first_message = Message.objects.filter(user__external_id="alice", external_id="m1").get()
         older, newer, rejected = (
-            Knowledge.objects.create(
+            KnowledgeFactory(
                 user=first_message.user,
                 content=content,
                 status=status,
@@ -90,7 +91,7 @@ def alice_memory(add_messages, gql, hashing_embedder, django_capture_on_commit_c
         diary_upsert(
             user_external_id="alice", diary_date=date(2024, 5, 3), content="Beach day.", metadata={"weather": "sun"}
         )
-    sarah = Entity.objects.filter(user=first_message.user, name__iexact="Sarah").first() or Entity.objects.create(
+    sarah = Entity.objects.filter(user=first_message.user, name__iexact="Sarah").first() or EntityFactory(
         user=first_message.user,
         name="Sarah",
         kind="person",

@@ -1,8 +1,7 @@
 """The ``fake_openai`` and ``unreachable_openai_url`` fixtures, over ``bench.fake_openai``'s server.
 
-Registered in a test module with::
-
-    pytest_plugins = ["tests.fake_openai"]
+Registered for every test by ``pytest_plugins`` in ``tests/conftest.py`` (its ``openai_settings``
+fixture points both backends at the server)::
 
     def test_x(fake_openai):
         fake_openai.chat_reply = "Sushi."

@@ -120,7 +120,7 @@ class Mutation:
     def update_knowledge(
         self,
         info: strawberry.Info,
-        id: strawberry.ID,  # noqa: A002
+        id: strawberry.ID,
         content: str,
         user_id: str | None = None,
     ) -> KnowledgeType:
@@ -136,18 +136,18 @@ class Mutation:
         "marked reviewed, and a candidate becomes active (or superseded, when its slot holds a fact said later). "
         "Needs an API key that may curate."
     )
-    def approve_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
+    def approve_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=True)  # type: ignore[return-value]
 
     @strawberry_django.mutation(
         description="Reject a user's fact awaiting review: kept for the record, never searched, never raised "
         "again; the fact it had replaced in its slot is current again. Needs an API key that may curate."
     )
-    def reject_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:  # noqa: A002
+    def reject_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=False)  # type: ignore[return-value]
 
     @strawberry_django.mutation(description="Delete a fact. Omit userId for shared.")
-    def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:  # noqa: A002
+    def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:
         deleted = knowledge_delete(knowledge_id=_knowledge_id(id), user_external_id=user_id)
         return DeleteKnowledgeResult(deleted_id=strawberry.ID(str(deleted)))
 

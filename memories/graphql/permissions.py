@@ -174,7 +174,7 @@ class UserScopeExtension(SchemaExtension):
                 context.result = ExecutionResult(data=None, errors=[error])
         yield
 
-    def resolve(self, _next, root, info: Info, *args: Any, **kwargs: Any):  # noqa: ANN001, ANN201
+    def resolve(self, _next, root, info: Info, *args: Any, **kwargs: Any):
         if info.path.prev is None and not info.field_name.startswith("__"):
             _check(scope_of(info), info.field_name, kwargs)
         return _next(root, info, *args, **kwargs)

@@ -150,7 +150,7 @@ class Query:
         description="Search the memory of one or more end users (messages, summaries, knowledge and diaries "
         "ranked together) and answer the question from the hits.",
     )
-    def search(self, input: SearchInput) -> SearchResultType:  # noqa: A002 - GraphQL convention
+    def search(self, input: SearchInput) -> SearchResultType:  # GraphQL convention
         if input.user_id is not None and not input.user_id.strip():
             raise ValidationError({"userId": ["userId must not be empty."]})
         user_ids = list(input.user_ids or []) + ([input.user_id] if input.user_id else [])
@@ -182,7 +182,7 @@ class Query:
         description="The context for a chatbot's next turn in a session: the recent window, the memories "
         "relevant to the query (none of them in the window) and one prompt block.",
     )
-    def context(self, input: ContextInput) -> ContextType:  # noqa: A002 - GraphQL convention
+    def context(self, input: ContextInput) -> ContextType:  # GraphQL convention
         return ContextType.of(
             search.context(
                 user_external_id=input.user_id,

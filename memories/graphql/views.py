@@ -96,7 +96,7 @@ class MemoryGraphQLView(GraphQLView):
         except ValueError as exc:  # an integer over sys.get_int_max_str_digits()
             raise HTTPException(400, f"The request body's JSON holds a number Python cannot read: {exc}") from exc
 
-    def parse_http_body(self, request) -> GraphQLRequestData | list[GraphQLRequestData]:  # noqa: ANN001
+    def parse_http_body(self, request) -> GraphQLRequestData | list[GraphQLRequestData]:
         """Strawberry's parsing, refusing bodies it would crash on and ambiguous documents.
 
         Raises:

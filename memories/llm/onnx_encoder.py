@@ -92,7 +92,7 @@ class OnnxSentenceEncoder:
         # to the longest text and cuts at the model's max_seq_length (256 here).
         self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_tokens)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - a token, not a password
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # a token, not a password
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1

@@ -49,7 +49,7 @@ def export_onnx(*, model_dir: Path, output: Path) -> None:
             super().__init__()
             self.transformer = transformer
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202 - traced tensors
+        def forward(self, input_ids, attention_mask, token_type_ids):  # traced tensors
             return self.transformer(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state

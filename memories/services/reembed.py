@@ -48,7 +48,7 @@ def _hnsw_index(kind: str) -> HnswIndex:
 _REPLACED_COLUMNS = ["embedding", "embedding_model"]
 
 
-def _indexes_on_replaced_columns(cursor, kind: str) -> list[str]:  # noqa: ANN001
+def _indexes_on_replaced_columns(cursor, kind: str) -> list[str]:
     """``CREATE INDEX`` statements of the table's indexes that use a replaced column in a key, an
     expression or a predicate, other than the HNSW index (built on the shadow column beforehand).
 
@@ -154,7 +154,7 @@ def reembed_batch(*, kind: str, embedder: Embedder, batch_size: int) -> int:
     return len(rows)
 
 
-def _check_deferred_constraints(cursor) -> None:  # noqa: ANN001
+def _check_deferred_constraints(cursor) -> None:
     # ALTER TABLE refuses to run while deferred foreign-key checks of the same transaction are
     # pending (Django's FKs are DEFERRABLE INITIALLY DEFERRED): run them now.
     cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")

@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memories.models import ApiKey, Diary, EndUser, Knowledge, KnowledgeStatus, Message, Session, Summary
+from tests.factories import ApiKeyFactory, DiaryFactory, EndUserFactory, KnowledgeFactory
 from tests.graphql.documents import CREATE_SUMMARIES, msg, ok
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +17,7 @@ MODELS = [EndUser, Session, Message, Summary, Knowledge, Diary, ApiKey]
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     user = User.objects.create_superuser("curator", "curator@example.com", "pw")
     client.force_login(user)
     return user
@@ -31,9 +32,9 @@ def memory(add_messages):
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_changelist_and_change_pages_load(model, staff, memory, client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        Knowledge.objects.create(user=EndUser.objects.get(external_id="alice"), content="Likes jazz.")
-        Diary.objects.create(user=EndUser.objects.get(external_id="alice"), diary_date="2024-05-01", content="Rain.")
-        ApiKey.objects.create(name="bot", prefix="mem_x", key_hash="h")
+        KnowledgeFactory(user=EndUser.objects.get(external_id="alice"), content="Likes jazz.")
+        DiaryFactory(user=EndUser.objects.get(external_id="alice"), diary_date="2024-05-01", content="Rain.")
+        ApiKeyFactory(name="bot", prefix="mem_x", key_hash="h")
     opts = model._meta
     changelist = client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))
     assert changelist.status_code == 200
@@ -57,7 +58,7 @@ def test_raw_history_is_read_only(staff, memory, client):
 def test_editing_knowledge_re_embeds_it_and_keeps_an_audit_trail(
     staff, client, django_capture_on_commit_callbacks, search
 ):
-    alice = EndUser.objects.create(external_id="alice")
+    alice = EndUserFactory(external_id="alice")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
             reverse("admin:memories_knowledge_add"),
@@ -109,8 +110,8 @@ def test_regenerate_summaries_action(staff, memory, client, django_capture_on_co
 
 
 def test_editing_a_diary_re_embeds_it(staff, client, django_capture_on_commit_callbacks):
-    alice = EndUser.objects.create(external_id="alice")
-    diary = Diary.objects.create(user=alice, diary_date="2024-05-01", content="Rainy day at home.")
+    alice = EndUserFactory(external_id="alice")
+    diary = DiaryFactory(user=alice, diary_date="2024-05-01", content="Rainy day at home.")
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
             reverse("admin:memories_diary_change", args=[diary.pk]),
@@ -124,8 +125,8 @@ def test_editing_a_diary_re_embeds_it(staff, client, django_capture_on_commit_ca
 def test_change_forms_save_for_every_editable_model(staff, memory, client, django_capture_on_commit_callbacks):
     alice = EndUser.objects.get(external_id="alice")
     with django_capture_on_commit_callbacks(execute=True):
-        knowledge = Knowledge.objects.create(user=alice, content="Likes jazz.")
-        diary = Diary.objects.create(user=alice, diary_date="2024-05-01", content="Rain.")
+        knowledge = KnowledgeFactory(user=alice, content="Likes jazz.")
+        diary = DiaryFactory(user=alice, diary_date="2024-05-01", content="Rain.")
     forms = {
         reverse("admin:memories_enduser_change", args=[alice.pk]): {"external_id": "alice"},
         reverse("admin:memories_knowledge_change", args=[knowledge.pk]): {

@@ -92,7 +92,7 @@ def _wait_for_embedding(knowledge_id: int, content: str, timeout: float = 20.0) 
         time.sleep(0.2)
 
 
-def test_curator_edits_knowledge_in_the_browser_and_search_sees_it(live_server, browser, client):  # noqa: ANN001
+def test_curator_edits_knowledge_in_the_browser_and_search_sees_it(live_server, browser, client):
     curator = User.objects.create_superuser("curator", "curator@example.com", "s3cret-pass")
     knowledge = knowledge_add(user_external_id="alice", content=OLD_TEXT)
     knowledge.refresh_from_db()

@@ -20,7 +20,7 @@ CHANGELIST = reverse("admin:memories_entity_changelist")
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     client.force_login(User.objects.create_superuser("curator", "curator@example.com", "pw"))
 
 

@@ -15,7 +15,7 @@ ADD_KNOWLEDGE = 'mutation { addKnowledge(userId: "mei", content: "Mei is allergi
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     user = User.objects.create_superuser("curator", "curator@example.com", "pw")
     client.force_login(user)
     return user

@@ -19,7 +19,7 @@ URL = "/admin/memories/enduser/playground/"
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     user = User.objects.create_superuser("curator", "curator@example.com", "pw")
     client.force_login(user)
     return user

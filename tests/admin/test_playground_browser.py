@@ -26,7 +26,7 @@ FACT = "Alice has a guinea pig named Oscar."
 ASKED = "What is my guinea pig called?"
 
 
-def test_curator_sees_the_context_a_bot_would_get_and_stores_the_turn(live_server, browser):  # noqa: ANN001, F811
+def test_curator_sees_the_context_a_bot_would_get_and_stores_the_turn(live_server, browser):  # noqa: F811
     User.objects.create_superuser("curator", "curator@example.com", "s3cret-pass")
     messages_add(
         user_external_id="alice", session_external_id="s1", messages=[MessageIn(role="user", content="Good morning!")]

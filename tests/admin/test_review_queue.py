@@ -16,7 +16,7 @@ QUEUE = reverse("admin:memories_facttoreview_changelist")
 
 
 @pytest.fixture
-def staff(client):  # noqa: ANN001
+def staff(client):
     client.force_login(User.objects.create_superuser("curator", "curator@example.com", "pw"))
 
 
@@ -29,7 +29,7 @@ def raised(add_messages, gql):
     return {k.content: k for k in Knowledge.objects.all()}
 
 
-def _rows(client) -> list[str]:  # noqa: ANN001
+def _rows(client) -> list[str]:
     return [row.content for row in client.get(QUEUE).context["cl"].result_list]
 
 

@@ -12,7 +12,7 @@ LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "l
 
 
 @pytest.fixture
-def locomo(monkeypatch) -> Path:  # noqa: ANN001
+def locomo(monkeypatch) -> Path:
     if not LOCOMO.exists():
         pytest.fail(f"{LOCOMO} is missing: the shared data folder must sit beside the repository.")
     monkeypatch.setenv("BENCH_FACTS_PATH", str(LOCOMO))

@@ -9,7 +9,7 @@ from bench.metrics import RepairedEvidence, SkippedEvidence, clean_evidence, pai
 CONVERSATION = {"D1:3", "D8:6", "D9:17", "D11:26", "D30:5", "D2:1"}
 
 
-def _clean(evidence, imported=CONVERSATION):  # noqa: ANN001, ANN202
+def _clean(evidence, imported=CONVERSATION):
     return clean_evidence(
         sample_id="conv-x", question_index=7, evidence=evidence, in_file=CONVERSATION, imported=set(imported)
     )

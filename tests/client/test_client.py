@@ -166,7 +166,7 @@ def test_the_readme_python_turn_works_as_shown(url, key):
     (code,) = [block for block in re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)]
     code = code.replace('"http://127.0.0.1:8000/graphql/"', repr(url)).replace('"mem_..."', repr(key))
     readme: dict = {}
-    exec(compile(code, "README.md", "exec"), readme)  # noqa: S102 - the README's own example
+    exec(compile(code, "README.md", "exec"), readme)  # the README's own example
 
     prompts = []
     reply = readme["turn"](USER, "2024-05-20", ASK, lambda system, message: prompts.append(system) or "Stir-fry?")
@@ -191,23 +191,23 @@ def test_the_integrations_doc_examples_work_as_shown(url, key, capsys):
     """The Python client section's blocks in docs/integrations.md: the tour, the async turn, errors, the plain turn."""
     tour, async_turn, errors, plain = _python_blocks(ROOT / "docs" / "integrations.md", url, key)
 
-    exec(compile(tour, "integrations.md", "exec"), {})  # noqa: S102 - the doc's own examples
+    exec(compile(tour, "integrations.md", "exec"), {})  # the doc's own examples
     assert [f"{role}: {content[:9]}" for role, content in Message.objects.values_list("role", "content")] == [
         "user: Any idea ",
         "assistant: How about",
     ]
 
     namespace: dict = {}
-    exec(compile(async_turn, "integrations.md", "exec"), namespace)  # noqa: S102
+    exec(compile(async_turn, "integrations.md", "exec"), namespace)
 
     async def reply_with(system: str, message: str) -> str:
         return "Soba?"
 
     assert asyncio.run(namespace["turn"](USER, "async", ASK, reply_with)) == "Soba?"
 
-    exec(compile(errors, "integrations.md", "exec"), {})  # noqa: S102
+    exec(compile(errors, "integrations.md", "exec"), {})
     assert capsys.readouterr().out.splitlines()[-1].startswith("VALIDATION [('messages.0.role', \"role must be")
 
-    exec(compile(plain, "integrations.md", "exec"), namespace)  # noqa: S102
+    exec(compile(plain, "integrations.md", "exec"), namespace)
     assert namespace["turn"](USER, "plain", ASK, lambda system, message: "Ramen?") == "Ramen?"
     assert Message.objects.filter(session__external_id="plain").count() == 2

@@ -17,7 +17,6 @@ from memories.services.diaries import diary_upsert
 from memories.services.knowledge import knowledge_add
 from memories.services.reembed import reembed_column_dimensions, reembed_status
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 QUERY = "Which instrument does Alice play?"

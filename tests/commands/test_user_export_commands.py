@@ -12,7 +12,6 @@ from django.core.management.base import CommandError
 from memories.models import EndUser, Message
 from memories.services.history import user_forget
 
-pytest_plugins = ["tests.export_fixtures"]
 pytestmark = pytest.mark.django_db
 
 

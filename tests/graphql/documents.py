@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -75,6 +76,16 @@ mutation CreateSummaries($userId: String!, $sessionId: String, $overwrite: Boole
   createSummaries(userId: $userId, sessionId: $sessionId, overwrite: $overwrite) {
     __typename
     ... on QueuedSummariesResult { queuedSessionIds }
+  }
+}
+"""
+
+
+CREATE_SUMMARIES_UP_TO = """
+mutation($userId: String!, $maxCount: Int, $overwrite: Boolean! = false) {
+  createSummaries(userId: $userId, maxCount: $maxCount, overwrite: $overwrite) {
+    ... on QueuedSummariesResult { queuedSessionIds }
+    ... on OperationInfo { messages { field message } }
   }
 }
 """
@@ -197,3 +208,26 @@ def list_query(field: str) -> str:
 
 def totals(gql_ok, user_id: str) -> dict[str, int]:
     return {name: page["totalCount"] for name, page in gql_ok(TOTALS, {"userId": user_id}).items()}
+
+
+# --- a conversation, and a chat reply that raises no facts ------------------------------------
+
+NO_FACTS = json.dumps({"facts": []})
+
+
+def say(speaker: str, content: str, at: str, role: str | None = None) -> dict:
+    """A ``MessageInput`` said by ``speaker`` at ``at`` (ISO 8601); "Bot" speaks as the assistant."""
+    role = role or ("assistant" if speaker == "Bot" else "user")
+    return {"role": role, "content": content, "createdAt": at, "metadata": {"speaker": speaker}}
+
+
+MIA_MESSAGES = [
+    say("Mia", "My favourite food is sushi, especially salmon nigiri.", "2024-05-01T09:00:00Z"),
+    say("Bot", "Sushi is a great choice!", "2024-05-01T09:00:10Z"),
+    say("Mia", "I also adopted a cat named Miso last week.", "2024-05-01T09:00:20Z"),
+]
+
+
+def summary_or_facts(summary: str):
+    """A chat reply: ``summary`` to a summary request, no facts to a fact extraction."""
+    return lambda body: NO_FACTS if "response_format" in body else summary

@@ -21,17 +21,17 @@ STALE_PLAN = "cached plan must not change result type"
 
 
 @pytest.fixture
-def reconnects(monkeypatch) -> list[None]:  # noqa: ANN001
+def reconnects(monkeypatch) -> list[None]:
     """The view's connection replacements, counted (a real one would close the test's transaction)."""
     calls: list[None] = []
     monkeypatch.setattr("memories.graphql.views.database_reconnect", lambda: calls.append(None))
     return calls
 
 
-def _failing(real, errors: list[Exception]):  # noqa: ANN001, ANN202
+def _failing(real, errors: list[Exception]):
     """``real``, raising the next of ``errors`` first, once each."""
 
-    def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def run(*args, **kwargs):
         if errors:
             raise errors.pop(0)
         return real(*args, **kwargs)

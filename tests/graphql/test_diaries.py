@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from memories.models import Diary, EndUser
+from memories.models import Diary
+from tests.factories import DiaryFactory, EndUserFactory
 from tests.graphql.documents import (
     DELETE_DIARY,
     DIARIES,
@@ -51,10 +52,10 @@ def test_upsert_diary_creates_then_replaces_the_days_entry(gql_ok):
 
 @pytest.fixture
 def diaries_of_alice(db):
-    alice = EndUser.objects.create(external_id="alice")
+    alice = EndUserFactory(external_id="alice")
     for day in ("2024-04-30", "2024-05-01", "2024-05-02", "2024-05-03"):
-        Diary.objects.create(user=alice, diary_date=day, content=f"Alice on {day}.")
-    Diary.objects.create(user=EndUser.objects.create(external_id="bob"), diary_date="2024-05-01", content="Bob.")
+        DiaryFactory(user=alice, diary_date=day, content=f"Alice on {day}.")
+    DiaryFactory(user=EndUserFactory(external_id="bob"), diary_date="2024-05-01", content="Bob.")
 
 
 def test_diaries_by_date_or_inclusive_range(diaries_of_alice, gql_ok):
@@ -88,3 +89,45 @@ def test_delete_diary(diaries_of_alice, gql_ok):
         "2024-05-03",
     ]
     assert Diary.objects.filter(user__external_id="bob", diary_date="2024-05-01").exists()
+
+
+DIARY_ENTRIES = """
+query Diaries($userId: String!) { diaries(userId: $userId) { results { content metadata } } }
+"""
+
+
+def test_upsert_diary_with_an_empty_user_id_is_refused(gql_ok):
+    upserted = gql_ok(UPSERT_DIARY, {"userId": " ", "diaryDate": "2024-05-20", "content": "Cooked."})["upsertDiary"]
+    assert upserted["__typename"] == "OperationInfo", upserted
+    assert [(m["kind"], m["field"]) for m in upserted["messages"]] == [("VALIDATION", "userId")]
+
+
+def test_upsert_diary_refuses_metadata_over_max_metadata_bytes_and_keeps_the_entry(gql_ok, settings):
+    gql_ok(UPSERT_DIARY, {"userId": "alice", "diaryDate": "2024-05-20", "content": "Rain.", "metadata": {"m": 1}})
+    big = {"notes": "x" * settings.MAX_METADATA_BYTES}
+    upserted = gql_ok(UPSERT_DIARY, {"userId": "alice", "diaryDate": "2024-05-20", "content": "Sun.", "metadata": big})
+    assert upserted["upsertDiary"] == {
+        "__typename": "OperationInfo",
+        "messages": [
+            {
+                "kind": "VALIDATION",
+                "field": "metadata",
+                "message": f"metadata is larger than {settings.MAX_METADATA_BYTES} bytes as JSON (MAX_METADATA_BYTES).",
+            }
+        ],
+    }
+    entries = gql_ok(DIARY_ENTRIES, {"userId": "alice"})["diaries"]["results"]
+    assert [(e["content"], e["metadata"]) for e in entries] == [("Rain.", {"m": 1})]
+
+
+def test_an_edited_diary_entry_is_found_by_its_new_text_and_not_its_old(gql_ok, search):
+    def diary_hits(query: str) -> list[str]:
+        hits = search(userId="alice", query=query, sources=["DIARY"], answer=False)["hits"]
+        return [h["content"] for h in hits]
+
+    entry = {"userId": "alice", "diaryDate": "2024-05-02"}
+    gql_ok(UPSERT_DIARY, {**entry, "content": "We sailed to the lighthouse on the island."})
+    assert diary_hits("sailing to the lighthouse") == ["We sailed to the lighthouse on the island."]
+    gql_ok(UPSERT_DIARY, {**entry, "content": "Baked sourdough bread all afternoon."})
+    assert diary_hits("sailing to the lighthouse") == []
+    assert diary_hits("baking bread") == ["Baked sourdough bread all afternoon."]

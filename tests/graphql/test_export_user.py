@@ -10,7 +10,6 @@ import pytest
 from memories.services.user_import import import_user
 from tests.graphql.documents import FORGET_USER, ok
 
-pytest_plugins = ["tests.export_fixtures"]
 pytestmark = pytest.mark.django_db
 
 EXPORT = "query E($userId: String!) { exportUser(userId: $userId) }"

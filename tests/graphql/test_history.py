@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
 from django_q.models import Task
 
 from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from tests.factories import KnowledgeFactory, MessageFactory, SessionFactory
 from tests.graphql.documents import (
     ADD_KNOWLEDGE,
     DELETE_HISTORY,
@@ -19,6 +21,7 @@ from tests.graphql.documents import (
     SUMMARIES,
     UPSERT_DIARY,
     msg,
+    say,
     totals,
 )
 
@@ -151,12 +154,12 @@ def test_deleting_history_deletes_the_facts_raised_from_it_audit_trail_and_all(a
     add_messages("alice", "s2", [msg("I play the cello.", "2024-05-02T10:00:00Z")])
     user = EndUser.objects.get(external_id="alice")
     s1, s2 = Session.objects.get(external_id="s1"), Session.objects.get(external_id="s2")
-    cited = Knowledge.objects.create(user=user, content="Locker code 4471 (cited).", source_session=s1)
+    cited = KnowledgeFactory(user=user, content="Locker code 4471 (cited).", source_session=s1)
     cited.source_messages.set(s1.messages.all())
     # A chat model may cite no message: such a fact may come from any of its session's.
-    uncited = Knowledge.objects.create(user=user, content="Locker code 4471 (uncited).", source_session=s1)
-    other_session = Knowledge.objects.create(user=user, content="Plays the cello.", source_session=s2)
-    added = Knowledge.objects.create(user=user, content="Allergic to peanuts.")
+    uncited = KnowledgeFactory(user=user, content="Locker code 4471 (uncited).", source_session=s1)
+    other_session = KnowledgeFactory(user=user, content="Plays the cello.", source_session=s2)
+    added = KnowledgeFactory(user=user, content="Allergic to peanuts.")
 
     gql_ok(DELETE_HISTORY, {"userId": "alice", "sessionId": "s1"})
 
@@ -263,3 +266,51 @@ def test_forgetting_a_user_deletes_the_records_of_tasks_that_failed_on_their_row
     gql_ok(FORGET_USER, {"userId": "alice"})
 
     assert list(Task.objects.values_list("id", flat=True)) == [kept]
+
+
+def test_history_and_sessions_recency_and_last_n(add_messages, gql):
+    add_messages("mia", "old", [say("Mia", "An old message.", "2020-01-01T09:00:00Z")])
+    add_messages("mia", "new", [say("Mia", "First new.", None), say("Bot", "Second new.", None)])
+    add_messages("other", "new", [say("Other", "Not Mia's.", None)])
+
+    body = gql(
+        '{ history(userId: "mia", withinSeconds: 600, order: NEWEST_FIRST, pagination: {limit: 1}) '
+        "{ results { content } totalCount } "
+        'sessions(userId: "mia", withinSeconds: 600, order: NEWEST_FIRST) { results { sessionId } totalCount } '
+        'all: sessions(userId: "mia", order: NEWEST_FIRST) { results { sessionId } totalCount } }'
+    )
+
+    assert "errors" not in body, body
+    data = body["data"]
+    assert data["history"] == {"results": [{"content": "Second new."}], "totalCount": 2}
+    assert data["sessions"] == {"results": [{"sessionId": "new"}], "totalCount": 1}
+    assert data["all"] == {"results": [{"sessionId": "new"}, {"sessionId": "old"}], "totalCount": 2}
+
+
+def test_negative_within_seconds_is_refused_as_bad_input(gql):
+    body = gql('{ history(userId: "mia", withinSeconds: -1) { results { content } } }')
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert "withinSeconds" in body["errors"][0]["message"]
+
+
+def ago(minutes: int) -> datetime:
+    return datetime.now(UTC) - timedelta(minutes=minutes)
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_history_newest_first_gives_the_last_n_and_within_seconds_the_recent(gql):
+    session = SessionFactory(user__external_id="alice")
+    for i in range(30):
+        MessageFactory(session=session, content=f"m{i}", created_at=ago(30 - i))
+    last = gql('{ history(userId: "alice", order: NEWEST_FIRST, pagination: {limit: 3}) { results { content } } }')
+    assert [m["content"] for m in last["data"]["history"]["results"]] == ["m29", "m28", "m27"]
+    first = gql('{ history(userId: "alice", pagination: {limit: 2}) { results { content } } }')
+    assert [m["content"] for m in first["data"]["history"]["results"]] == ["m0", "m1"]
+    recent = gql('{ history(userId: "alice", withinSeconds: 330) { results { content } } }')
+    assert [m["content"] for m in recent["data"]["history"]["results"]] == ["m25", "m26", "m27", "m28", "m29"]
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_negative_within_seconds_is_refused(gql):
+    body = gql('{ history(userId: "alice", withinSeconds: -1) { results { id } } }')
+    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"

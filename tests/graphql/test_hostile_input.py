@@ -21,15 +21,16 @@ from django.utils import timezone
 from memories import tasks
 from memories.models import EndUser, Knowledge, Message
 from tests.conftest import ADD_MESSAGES
+from tests.factories import KnowledgeFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def raw_post(client, trusted_key):  # noqa: ANN001, ANN201
+def raw_post(client, trusted_key):
     """POST raw bytes to /graphql/ with an all-users key; returns the response."""
 
-    def post(body: bytes | str, *, content_type: str = "application/json", **extra: Any):  # noqa: ANN202
+    def post(body: bytes | str, *, content_type: str = "application/json", **extra: Any):
         return client.post(
             "/graphql/", data=body, content_type=content_type, HTTP_AUTHORIZATION=f"Bearer {trusted_key}", **extra
         )
@@ -314,7 +315,7 @@ def test_diary_content_over_max_diary_chars_is_refused(gql, settings):
 SECRET = "The safe's code is 4711."
 
 
-def _fact_edited_in_the_admin(gql) -> int:  # noqa: ANN001
+def _fact_edited_in_the_admin(gql) -> int:
     """A fact of user "u" added over the API, then edited by staff in the admin (logged there)."""
     added = gql(
         'mutation($c: String!) { addKnowledge(userId: "u", content: $c) { ... on Knowledge { id } } }', {"c": SECRET}
@@ -365,7 +366,7 @@ def test_delete_history_removes_a_raised_facts_text_from_the_admin_log(gql):
         {"userId": "u", "sessionId": "s", "channel": "", "messages": [{"role": "user", "content": SECRET}]},
     )
     message = Message.objects.get()
-    fact = Knowledge.objects.create(user=message.user, content=SECRET, source_session=message.session)
+    fact = KnowledgeFactory(user=message.user, content=SECRET, source_session=message.session)
     fact.source_messages.set([message])
     staff = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
     LogEntry.objects.log_actions(user_id=staff.pk, queryset=[fact], action_flag=CHANGE, change_message="edited")
@@ -379,7 +380,7 @@ def test_delete_history_removes_a_raised_facts_text_from_the_admin_log(gql):
 PHOTO = "data:image/jpeg;base64," + "A" * 16_000
 
 
-def _locomo(tmp_path, samples: list) -> str:  # noqa: ANN001
+def _locomo(tmp_path, samples: list) -> str:
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(samples))
     return str(path)
@@ -389,7 +390,7 @@ def _sample(sample_id: str, **sessions: object) -> dict:
     return {"sample_id": sample_id, "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **sessions}}
 
 
-def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:  # noqa: ANN001
+def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:
     out, err = io.StringIO(), io.StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("import_conversations", path, stdout=out, stderr=err, verbosity=0)

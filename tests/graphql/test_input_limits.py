@@ -13,10 +13,11 @@ import pytest
 from django.conf import settings
 from django.db import connection, transaction
 
-from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from memories.models import Diary, EndUser, Knowledge, Message, Session
 from memories.search import MAX_QUERY_CHARS
 from memories.services import diaries as diaries_module
 from tests.conftest import ADD_MESSAGES, SEARCH
+from tests.factories import EndUserFactory, KnowledgeFactory, SessionFactory, SummaryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +163,7 @@ def test_add_knowledge_refuses_what_the_columns_cannot_hold(gql, variables, fiel
 
 
 def test_update_and_delete_knowledge_refuse_nul(gql):
-    knowledge = Knowledge.objects.create(user=EndUser.objects.create(external_id="alice"), content="Likes tea.")
+    knowledge = KnowledgeFactory(user=EndUserFactory(external_id="alice"), content="Likes tea.")
     variables = {"id": str(knowledge.pk), "userId": "alice"}
     updated = data(gql(UPDATE_KNOWLEDGE, {**variables, "content": f"Likes{NUL}coffee."}), "updateKnowledge")
     assert updated == refused("content", f"content {NO_NUL}")
@@ -250,23 +251,19 @@ def test_search_window_reaches_the_first_and_last_days(
 
 
 def test_stale_vector_error_names_the_kind_of_the_stale_row(gql):
-    alice = EndUser.objects.create(external_id="alice")
-    session = Session.objects.create(user=alice, external_id="s1")
+    alice = EndUserFactory(external_id="alice")
+    session = SessionFactory(user=alice, external_id="s1")
     current = [1.0] + [0.0] * (settings.EMBEDDING_DIMENSIONS - 1)
     at = datetime(2024, 5, 1, tzinfo=UTC)
-    Summary.objects.create(
-        user=alice,
+    SummaryFactory(
         session=session,
         content="Alice likes green tea.",
-        mode="extractive",
         covers_from=at,
         covers_until=at,
         embedding=current,
         embedding_model=settings.EMBEDDING_MODEL,
     )
-    Knowledge.objects.create(
-        user=alice, content="Alice likes tea.", embedding=current, embedding_model="some-older-model"
-    )
+    KnowledgeFactory(user=alice, content="Alice likes tea.", embedding=current, embedding_model="some-older-model")
     body = gql(SEARCH, {"input": {"userId": "alice", "query": "What does Alice like?"}})
     assert body["data"] is None
     [error] = body["errors"]
@@ -292,7 +289,7 @@ def _in_other_connection(work: Callable[[], None]) -> Callable[[], None]:
     def run() -> None:
         try:
             work()
-        except BaseException as exc:  # noqa: BLE001 - re-raised by join
+        except BaseException as exc:  # re-raised by join
             failures.append(exc)
         finally:
             connection.close()
@@ -313,7 +310,7 @@ def _in_other_connection(work: Callable[[], None]) -> Callable[[], None]:
 def test_upsert_diary_replaces_a_day_a_concurrent_call_inserted_first(gql):
     """The other call's insert is not yet committed when this one looks the day up and checks the
     row: this one's insert waits for it, and hits the unique constraint once it commits."""
-    user = EndUser.objects.create(external_id="alice")
+    user = EndUserFactory(external_id="alice")
     inserted = threading.Event()
 
     def other_call() -> None:
@@ -352,7 +349,7 @@ def test_upsert_diary_replaces_a_day_a_concurrent_call_inserted_first(gql):
 @pytest.mark.django_db(transaction=True)
 def test_upsert_diary_replaces_a_day_a_concurrent_call_committed_after_the_lookup(gql, monkeypatch):
     """The other call commits between this one's lookup of the day and its insert."""
-    user = EndUser.objects.create(external_id="alice")
+    user = EndUserFactory(external_id="alice")
     curated_save = diaries_module.curated_save
 
     def other_call_commits_first(*, row: Diary) -> Diary:

@@ -11,6 +11,7 @@ from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 from tests.graphql.documents import (
     HISTORY,
     LIST_FIELDS,
+    MIA_MESSAGES,
     list_query,
     msg,
     ok,
@@ -83,3 +84,9 @@ def test_a_null_limit_gives_the_default_page(add_messages, gql_ok):
     add_messages("alice", "s1", [msg("hello there", "2024-05-01T10:00:00Z")])
     page = gql_ok('{ history(userId: "alice", pagination: {limit: null}) { results { content } pageInfo { limit } } }')
     assert page["history"] == {"results": [{"content": "hello there"}], "pageInfo": {"limit": 100}}
+
+
+def test_pagination_past_the_end_is_empty_with_the_total(add_messages, gql):
+    add_messages("mia", "s1", MIA_MESSAGES)
+    body = gql('{ history(userId: "mia", pagination: {limit: 2, offset: 3}) { results { content } totalCount } }')
+    assert body["data"]["history"] == {"results": [], "totalCount": 3}

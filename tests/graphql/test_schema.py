@@ -15,7 +15,14 @@ import pytest
 from django.utils import timezone
 
 from memories.graphql.schema import schema
-from memories.models import Diary, EndUser, Knowledge, Message, Session, Summary
+from tests.factories import (
+    DiaryFactory,
+    EndUserFactory,
+    KnowledgeFactory,
+    MessageFactory,
+    SessionFactory,
+    SummaryFactory,
+)
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshots" / "schema.graphql"
 
@@ -56,27 +63,25 @@ LISTS = {
 
 def make_rows(count: int) -> None:
     """``count`` rows of every kind for alice (and as many shared facts), straight in the database."""
-    alice = EndUser.objects.create(external_id="alice")
+    alice = EndUserFactory(external_id="alice")
     now = timezone.now()
     for i in range(count):
         at = now + timedelta(minutes=i)
-        session = Session.objects.create(
+        session = SessionFactory(
             user=alice, external_id=f"s{i}", channel="web", first_message_at=at, last_message_at=at
         )
-        message = Message.objects.create(user=alice, session=session, role="user", content=f"m{i}", created_at=at)
-        Summary.objects.create(
-            user=alice,
+        message = MessageFactory(session=session, role="user", content=f"m{i}", created_at=at)
+        SummaryFactory(
             session=session,
             content=f"summary {i}",
-            mode="extractive",
             covers_from=at,
             covers_until=at,
             last_message=message,
             message_count=1,
         )
-        Knowledge.objects.create(user=alice, content=f"fact {i}")
-        Knowledge.objects.create(user=None, content=f"shared fact {i}")
-        Diary.objects.create(user=alice, diary_date=date(2024, 1, 1) + timedelta(days=i), content=f"diary {i}")
+        KnowledgeFactory(user=alice, content=f"fact {i}")
+        KnowledgeFactory(user=None, content=f"shared fact {i}")
+        DiaryFactory(user=alice, diary_date=date(2024, 1, 1) + timedelta(days=i), content=f"diary {i}")
 
 
 @pytest.fixture

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from memories.models import Summary
+from tests.factories import SessionFactory
 from tests.graphql.documents import (
     CREATE_SUMMARIES,
+    CREATE_SUMMARIES_UP_TO,
     DELETE_SUMMARIES,
     SESSIONS,
     SUMMARIES,
     msg,
+    say,
     totals,
 )
 
@@ -142,3 +146,46 @@ def test_delete_summaries_all_or_one_session(add_messages, gql_ok, summarize):
     sessions = gql_ok(SESSIONS, {"userId": "alice"})["sessions"]["results"]
     assert [(s["hasSummary"], s["summaryIsCurrent"]) for s in sessions] == [(False, False), (False, False)]
     assert totals(gql_ok, "bob")["summaries"] == 1
+
+
+def test_create_summaries_max_count_without_overwrite_takes_the_most_recent_pending(add_messages, gql):
+    for day, session in ((1, "a"), (2, "b"), (3, "c")):
+        add_messages("mia", session, [say("Mia", f"I planted tulips on day {day}.", f"2024-05-0{day}T09:00:00Z")])
+
+    body = gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia", "maxCount": 1})
+
+    assert "errors" not in body, body
+    # "a" and "b" were summarised when the next session started: only "c" is pending.
+    assert body["data"]["createSummaries"]["queuedSessionIds"] == ["c"]
+    body = gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia", "maxCount": 2, "overwrite": True})
+    assert body["data"]["createSummaries"]["queuedSessionIds"] == ["b", "c"]
+
+
+def at(minutes_ago: int) -> str:
+    return (datetime.now(UTC) - timedelta(minutes=minutes_ago)).isoformat()
+
+
+def ago(minutes: int) -> datetime:
+    return datetime.now(UTC) - timedelta(minutes=minutes)
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_sessions_newest_first_and_recent_only(gql):
+    SessionFactory(user__external_id="alice", external_id="old", first_message_at=ago(600), last_message_at=ago(600))
+    SessionFactory(user__external_id="alice", external_id="new", first_message_at=ago(5), last_message_at=ago(5))
+    ordered = gql('{ sessions(userId: "alice", order: NEWEST_FIRST) { results { sessionId } } }')
+    assert [s["sessionId"] for s in ordered["data"]["sessions"]["results"]] == ["new", "old"]
+    recent = gql('{ sessions(userId: "alice", withinSeconds: 3600) { results { sessionId } } }')
+    assert [s["sessionId"] for s in recent["data"]["sessions"]["results"]] == ["new"]
+
+
+@pytest.mark.usefixtures("hashing_embedder")
+def test_create_summaries_max_count_takes_the_most_recent_sessions(add_messages, gql):
+    for i, minutes in enumerate((300, 200, 100)):
+        add_messages("alice", f"s{i}", [{"role": "user", "content": f"Session {i} talk.", "createdAt": at(minutes)}])
+    gql('mutation { deleteSummaries(userId: "alice") { deletedSummaries } }')
+    body = gql(
+        'mutation { createSummaries(userId: "alice", maxCount: 2, overwrite: true) '
+        "{ ... on QueuedSummariesResult { queuedSessionIds } } }"
+    )
+    assert body["data"]["createSummaries"]["queuedSessionIds"] == ["s1", "s2"]

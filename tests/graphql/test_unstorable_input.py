@@ -36,13 +36,13 @@ HISTORY = (
 NOT_FINITE = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999", '{"deep": [1, {"x": NaN}]}']
 
 
-def _post(raw_post, document: str, metadata: str):  # noqa: ANN001, ANN202
+def _post(raw_post, document: str, metadata: str):
     return raw_post(f'{{"query": {json.dumps(document)}, "variables": {{"metadata": {{"v": {metadata}}}}}}}').json()
 
 
 @pytest.fixture
-def raw_post(client, trusted_key):  # noqa: ANN001, ANN201
-    def post(body: str):  # noqa: ANN202
+def raw_post(client, trusted_key):
+    def post(body: str):
         return client.post(
             "/graphql/", data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {trusted_key}"
         )

@@ -51,7 +51,7 @@ class _RecordingModel:
     def __init__(self) -> None:
         self.batch_sizes: list[int] = []
 
-    def encode(self, texts, *, batch_size, **kwargs):  # noqa: ANN001, ANN003
+    def encode(self, texts, *, batch_size, **kwargs):
         self.batch_sizes.append(batch_size)
         return np.zeros((len(texts), 384), dtype=np.float32)
 
@@ -110,7 +110,7 @@ def test_onnx_export_is_made_once_and_then_reused(tmp_path, monkeypatch, torch_v
     (exported,) = cache_dir.glob("*.onnx")
     assert not list(cache_dir.glob("*.partial"))
 
-    def no_export(*args, **kwargs):  # noqa: ANN002, ANN003
+    def no_export(*args, **kwargs):
         raise AssertionError("exported again")
 
     monkeypatch.setattr(onnx_encoder.subprocess, "run", no_export)

@@ -14,32 +14,16 @@ import pytest
 
 from memories.llm import ModelBackendError, get_chat_model, get_embedder, prompts
 from memories.llm.openai_backend import OpenAIChatModel, OpenAIEmbedder
-from memories.models import Message
+from memories.models import Message, Summary
 from tests.conftest import ADD_MESSAGES, SEARCH
+from tests.graphql.documents import CREATE_SUMMARIES_UP_TO, MIA_MESSAGES, summary_or_facts
 
 if TYPE_CHECKING:
     from tests.fake_openai import FakeOpenAI
 
-# The ``fake_openai`` and ``unreachable_openai_url`` fixtures (imported by pytest, so not here).
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 HISTORY = "query History($userId: String!) { history(userId: $userId) { results { content } } }"
-
-
-@pytest.fixture
-def openai_settings(settings, fake_openai: FakeOpenAI):
-    """Both backends on the fake server, no retries (fast failures)."""
-    settings.EMBEDDING_BACKEND = "openai"
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    settings.OPENAI_TIMEOUT_SECONDS = 5.0
-    settings.OPENAI_EMBEDDING_DIMENSIONS = None
-    settings.EMBEDDING_MODEL = "text-embedding-3-small"
-    settings.CHAT_MODEL = "gpt-4o-mini"
-    return settings
 
 
 def _embedder(base_url: str, **kwargs: object) -> OpenAIEmbedder:
@@ -370,3 +354,46 @@ def test_add_messages_succeeds_while_backend_is_down(openai_settings, unreachabl
     added = body["data"]["addMessages"]
     assert added["__typename"] == "AddMessagesResult", added
     assert [m["content"] for m in added["messages"]] == [m["content"] for m in MESSAGES]
+
+
+def test_a_generated_summary_is_told_who_said_what_and_when(openai_settings, fake_openai, add_messages, gql):
+    fake_openai.chat_reply = summary_or_facts("Mia loves sushi and adopted a cat named Miso in late April 2024.")
+    add_messages("mia", "s1", MIA_MESSAGES)
+
+    assert gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia"})["data"]["createSummaries"]["queuedSessionIds"] == ["s1"]
+
+    (request,) = [r for r in fake_openai.requests_to("chat") if "response_format" not in r]
+    conversation = request["messages"][-1]["content"]
+    # Who said it, and when: "last week" can only be resolved against the day it was said.
+    assert conversation.splitlines() == [
+        "[2024-05-01 09:00 UTC] Mia: My favourite food is sushi, especially salmon nigiri.",
+        "[2024-05-01 09:00 UTC] Bot: Sushi is a great choice!",
+        "[2024-05-01 09:00 UTC] Mia: I also adopted a cat named Miso last week.",
+    ]
+    assert Summary.objects.get().mode == "generated"
+
+
+def test_fact_extraction_is_told_when_each_user_message_was_said(openai_settings, fake_openai, add_messages, gql):
+    fake_openai.chat_reply = summary_or_facts("Mia loves sushi.")
+    add_messages("mia", "s1", MIA_MESSAGES)
+
+    gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia"})
+
+    (request,) = [r for r in fake_openai.requests_to("chat") if "response_format" in r]
+    conversation = request["messages"][-1]["content"].split("Conversation:\n")[1].splitlines()
+    assert [line.split("] ", 1)[1] for line in conversation] == [
+        "[2024-05-01 09:00 UTC] Mia: My favourite food is sushi, especially salmon nigiri.",
+        "[2024-05-01 09:00 UTC] Mia: I also adopted a cat named Miso last week.",
+    ]
+
+
+def test_a_summary_whose_embedding_fails_writes_nothing(openai_settings, fake_openai: FakeOpenAI, add_messages, gql):
+    fake_openai.chat_reply = summary_or_facts("Mia loves sushi.")
+    add_messages("mia", "s1", MIA_MESSAGES)
+    fake_openai.fail("embeddings", 500)
+
+    gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia"})
+
+    assert not Summary.objects.exists()
+    sessions = gql('{ sessions(userId: "mia") { results { hasSummary summaryIsCurrent } } }')
+    assert sessions["data"]["sessions"]["results"] == [{"hasSummary": False, "summaryIsCurrent": False}]

@@ -43,7 +43,7 @@ def database_url() -> str:
 
 
 @pytest.fixture(scope="module")
-def server_environment(django_db_setup, django_db_blocker) -> dict[str, str]:  # noqa: ANN001
+def server_environment(django_db_setup, django_db_blocker) -> dict[str, str]:
     """The environment of ``manage.py mcp``: the test database, instant embeddings, tasks run in-process."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryproject.settings", "LOG_LEVEL": "WARNING"}
     for name in ("EMBEDDED_DB_DIR", "MCP_API_KEY"):

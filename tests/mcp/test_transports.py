@@ -40,7 +40,7 @@ def test_an_agent_lists_the_tools_stores_a_turn_gets_its_context_and_no_other_us
         ("add_fact", {"user_id": "bob", "content": "Bob lives in Osaka."}),
     ]
 
-    async def agent(client):  # noqa: ANN001, ANN202
+    async def agent(client):
         tools = (await client.list_tools()).tools
         return tools, [await client.call_tool(name, arguments) for name, arguments in tool_calls]
 

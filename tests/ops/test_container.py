@@ -55,7 +55,7 @@ def _worker_connected(port: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-def runtime_venv(tmp_path_factory) -> Path:  # noqa: ANN001
+def runtime_venv(tmp_path_factory) -> Path:
     """A fresh venv with ``pip install --no-deps -r requirements.txt``, as the image's build stage makes it."""
     venv = tmp_path_factory.mktemp("runtime") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

@@ -85,7 +85,7 @@ def test_readyz_fails_within_a_second_while_a_restore_holds_the_tables(client, w
     assert client.get("/readyz", HTTP_HOST="localhost").status_code == 200
 
 
-def _readyz_from_another_thread(client) -> tuple[object, float]:  # noqa: ANN001
+def _readyz_from_another_thread(client) -> tuple[object, float]:
     started = time.monotonic()
     try:
         return client.get("/readyz", HTTP_HOST="localhost"), time.monotonic() - started
@@ -165,7 +165,7 @@ class BrokenEmbedder:
     model_name = "broken"
     dimensions = 384
 
-    def embed(self, texts):  # noqa: ANN001, ANN201
+    def embed(self, texts):
         raise RuntimeError("model server down")
 
 
@@ -180,7 +180,7 @@ def test_readyz_stays_ready_when_a_remote_embedding_server_does_not_answer(clien
 
 
 class UnreachableEmbedder(BrokenEmbedder):
-    def embed(self, texts):  # noqa: ANN001, ANN201
+    def embed(self, texts):
         raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "embedding server: connection refused")
 
 

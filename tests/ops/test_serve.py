@@ -69,7 +69,7 @@ def _post(
 
 
 @pytest.fixture(scope="module")
-def web_port(django_db_setup, django_db_blocker) -> Iterator[int]:  # noqa: ANN001
+def web_port(django_db_setup, django_db_blocker) -> Iterator[int]:
     """The port of ``manage.py serve web`` (gunicorn) on the test database, stopped after the module."""
     port = free_port()
     with django_db_blocker.unblock():
@@ -84,7 +84,7 @@ def web_port(django_db_setup, django_db_blocker) -> Iterator[int]:  # noqa: ANN0
 
 
 @pytest.fixture
-def headers(transactional_db) -> dict[str, str]:  # noqa: ANN001
+def headers(transactional_db) -> dict[str, str]:
     _, key = api_key_create(name="test", user_external_ids=["alice"])
     return {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
 
@@ -158,7 +158,7 @@ def test_graphiql_page_and_static_files_are_served(web_port):
 
 
 @pytest.fixture
-def service(embedded_dir, tmp_path) -> Iterator[tuple[subprocess.Popen, int, Path]]:  # noqa: ANN001
+def service(embedded_dir, tmp_path) -> Iterator[tuple[subprocess.Popen, int, Path]]:
     """``manage.py serve`` (web and worker) on the embedded cluster, its stderr in a file; killed after the test."""
     port, log = free_port(), tmp_path / "serve.log"
     service = start_serve(port=port, env=environment(EMBEDDED_DB_DIR=str(embedded_dir)), log=log)

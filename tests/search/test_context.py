@@ -1,8 +1,15 @@
-"""``context`` and ``addMessages { context }``: the recent window, relevant memories, one prompt block."""
+"""``context`` and ``addMessages { context }``: the recent window, relevant memories, one prompt block.
+
+And at their edges: batches, backfilled turns, explicit queries, end users with no rows yet (with the
+embedder down too), unicode and equal times.
+"""
 
 from __future__ import annotations
 
 import pytest
+
+from tests.fake_openai import FakeOpenAI
+from tests.graphql.documents import MIA_MESSAGES, NO_FACTS, msg, ok, say
 
 pytestmark = pytest.mark.django_db
 
@@ -205,3 +212,224 @@ def test_a_summary_of_turns_all_in_the_window_is_not_a_memory(alice_history, gql
     # With a window of one turn, the summary tells more than the window shows: it is a memory.
     older = context(gql, userId="alice", sessionId="now", query=query, windowTurns=1, maxTokens=5000)
     assert "now" in [m["sessionId"] for m in older["memories"] if m["kind"] == "SUMMARY"]
+
+
+ADD_SHARED_KNOWLEDGE = "mutation($c: String!) { addKnowledge(content: $c) { ... on Knowledge { id } } }"
+
+
+ADD_WITH_CONTEXT_WINDOW = """
+mutation Turn($userId: String!, $sessionId: String!, $messages: [MessageInput!]!, $windowTurns: Int) {
+  addMessages(userId: $userId, sessionId: $sessionId, messages: $messages) {
+    ... on AddMessagesResult {
+      messages { id }
+      context(windowTurns: $windowTurns) {
+        query window { id content } memories { kind id content turns { id content } }
+      }
+    }
+  }
+}
+"""
+
+
+def add_with_context(gql, session_id, messages, window_turns):
+    body = gql(
+        ADD_WITH_CONTEXT_WINDOW,
+        {"userId": "alice", "sessionId": session_id, "messages": messages, "windowTurns": window_turns},
+    )
+    assert "errors" not in body, body
+    return body["data"]["addMessages"]
+
+
+def shown_message_ids(result):
+    """The ids of every turn the memories show: the message hits, the turns around them, the turns facts cite."""
+    return {t["id"] for m in result["memories"] for t in m["turns"]} | {
+        m["id"] for m in result["memories"] if m["kind"] == "MESSAGE"
+    }
+
+
+def said(result):
+    """What the memories say: their contents and the turns they show (a fact shows the turns it was raised from)."""
+    return {m["content"] for m in result["memories"]} | {t["content"] for m in result["memories"] for t in m["turns"]}
+
+
+def test_add_messages_context_never_shows_a_message_of_the_batch_it_stored(add_messages, gql):
+    # A bot stores its last reply with the user's next message; only the newest turn is in the window.
+    add_messages("alice", "s", [msg("I moved to Lisbon last year.", "2024-05-01T10:00:00Z")])
+    added = add_with_context(
+        gql,
+        "s",
+        [
+            msg("Lisbon is a lovely city to live in.", "2024-05-01T10:01:00Z", role="assistant"),
+            msg("Which city do I live in, Lisbon?", "2024-05-01T10:02:00Z"),
+        ],
+        window_turns=1,
+    )
+    result = added["context"]
+    assert result["query"] == "Which city do I live in, Lisbon?"
+    assert [m["content"] for m in result["memories"] if m["kind"] == "MESSAGE"] == ["I moved to Lisbon last year."]
+    assert not {m["id"] for m in added["messages"]} & shown_message_ids(result)
+
+
+def test_add_messages_context_asks_the_user_message_it_stored_even_when_said_before_the_last_turn(add_messages, gql):
+    # The user's previous turn came from a device whose clock runs ahead: the new question is dated before it.
+    add_messages("alice", "old", [msg("I work as a nurse at the city hospital.", "2024-04-01T10:00:00Z")])
+    add_messages("alice", "s", [msg("What a nice day.", "2024-05-01T10:03:00Z")])
+    add_messages("alice", "s", [msg("It is sunny here.", "2024-05-01T10:00:30Z", role="assistant")])
+    result = add_with_context(gql, "s", [msg("Where do I work?", "2024-05-01T10:01:00Z")], window_turns=5)["context"]
+    assert result["query"] == "Where do I work?"
+    assert "I work as a nurse at the city hospital." in said(result)
+
+
+def test_add_messages_context_of_a_batch_of_assistant_turns_asks_the_latest_user_message(add_messages, gql):
+    add_messages("alice", "s", [msg("Where do I work?", "2024-05-01T10:00:00Z")])
+    result = add_with_context(
+        gql, "s", [msg("Let me check.", "2024-05-01T10:01:00Z", role="assistant")], window_turns=5
+    )["context"]
+    assert result["query"] == "Where do I work?"
+
+
+def test_a_given_query_leaves_out_the_turn_of_the_session_that_says_it(add_messages, gql):
+    # The client stored the message, then asks for the context of it with no window of its own.
+    add_messages("alice", "old", [msg("My cat Miso is orange.", "2024-04-01T10:00:00Z")])
+    add_messages("alice", "s", [msg("What colour is my cat Miso?", "2024-05-01T10:00:00Z")])
+    result = context(gql, userId="alice", sessionId="s", windowTurns=0, query="What colour is my cat Miso?")
+    assert "My cat Miso is orange." in said(result)
+    assert "What colour is my cat Miso?" not in said(result)
+
+
+def test_an_end_user_with_no_rows_yet_gets_shared_knowledge(gql):
+    gql(ADD_SHARED_KNOWLEDGE, {"c": "The support desk opens at 9:00 JST on weekdays."})
+    query = "When does the support desk open?"
+    shared = context(gql, userId="newcomer", sessionId="first", query=query, includeShared=True)
+    assert [m["content"] for m in shared["memories"]] == ["The support desk opens at 9:00 JST on weekdays."]
+    assert "The support desk opens" in shared["prompt"]
+    assert context(gql, userId="newcomer", sessionId="first", query=query)["memories"] == []
+
+
+def test_an_unknown_session_kept_to_itself_has_nothing(add_messages, gql):
+    add_messages("alice", "old", [msg("My cat Miso is orange.", "2024-04-01T10:00:00Z")])
+    result = context(gql, userId="alice", sessionId="nope", query="What colour is Miso?", includeOtherSessions=False)
+    assert (result["window"], result["memories"], result["prompt"]) == ([], [], "")
+
+
+def test_emoji_turns_said_at_the_same_time_keep_the_order_they_were_sent_in(add_messages, gql):
+    add_messages(
+        "alice",
+        "s",
+        [
+            msg("🐱🐱", "2024-05-01T10:00:00Z"),
+            msg("ok 👍", "2024-05-01T10:00:00Z", role="assistant"),
+            msg("🐶", "2024-05-01T10:00:00Z"),
+        ],
+    )
+    result = context(gql, userId="alice", sessionId="s", windowTurns=2)
+    assert [t["content"] for t in result["window"]] == ["ok 👍", "🐶"]
+    assert result["query"] == "🐶"
+    assert result["prompt"].endswith("[2024-05-01 10:00 UTC] user: 🐶")
+
+
+def test_a_last_turn_longer_than_a_query_still_gets_a_context(add_messages, gql):
+    add_messages("alice", "old", [msg("My cat Miso is orange.", "2024-04-01T10:00:00Z")])
+    long_turn = "Tell me about my cat Miso. " + "And more. " * 3000
+    add_messages("alice", "s", [msg(long_turn, "2024-05-01T10:00:00Z")])
+    result = context(gql, userId="alice", sessionId="s", windowTurns=1)
+    assert result["query"] == long_turn
+    assert "My cat Miso is orange." in said(result)
+
+
+@pytest.mark.parametrize(
+    ("input_fields", "field"),
+    [({"sessionId": "s\ud800"}, "sessionId"), ({"query": "Where \udc00 do I work?"}, "query")],
+    ids=["sessionId", "query"],
+)
+def test_a_lone_surrogate_is_refused_naming_its_field(input_fields, field, gql):
+    result = context(gql, **{"userId": "alice", "sessionId": "s", **input_fields})
+    assert result == {
+        "__typename": "OperationInfo",
+        "messages": [{"field": field, "message": f"{field} must not contain a lone surrogate (U+D800-U+DFFF)."}],
+    }
+
+
+CONTEXT_WITH_USAGE = """
+query($input: ContextInput!) {
+  context(input: $input) {
+    ... on Context { query window { content } memories { content } prompt usage { embeddingTokens } }
+  }
+}
+"""
+
+
+def test_context_for_an_end_user_with_no_rows_needs_no_embedder(openai_settings, fake_openai: FakeOpenAI, gql):
+    # The first turn of a new user: there is no memory to search, so the embedder being down changes nothing.
+    fake_openai.fail("embeddings", 500)
+
+    body = gql(CONTEXT_WITH_USAGE, {"input": {"userId": "newcomer", "sessionId": "s1", "query": "Where do I live?"}})
+
+    assert ok(body)["context"] == {
+        "query": "Where do I live?",
+        "window": [],
+        "memories": [],
+        "prompt": "",
+        "usage": {"embeddingTokens": None},
+    }
+
+
+OPENAI_CONTEXT = """
+query($input: ContextInput!) { context(input: $input) { ... on Context { query memories { sessionId content } } } }
+"""
+
+
+OPENAI_ADD_WITH_CONTEXT = """
+mutation($userId: String!, $sessionId: String!, $messages: [MessageInput!]!) {
+  addMessages(userId: $userId, sessionId: $sessionId, messages: $messages) {
+    ... on AddMessagesResult { messages { content } context { query memories { sessionId content } } }
+  }
+}
+"""
+
+
+def test_context_and_add_messages_context_find_other_sessions_with_the_remote_embedder(
+    openai_settings, fake_openai: FakeOpenAI, add_messages, gql
+):
+    fake_openai.chat_reply = NO_FACTS
+    add_messages("mia", "s1", MIA_MESSAGES)
+    question = [say("Mia", "Which food is my favourite again?", "2024-06-01T09:00:00Z")]
+
+    body = gql(OPENAI_ADD_WITH_CONTEXT, {"userId": "mia", "sessionId": "s2", "messages": question})
+    context = gql(OPENAI_CONTEXT, {"input": {"userId": "mia", "sessionId": "s2"}})["data"]["context"]
+
+    assert "errors" not in body, body
+    added = body["data"]["addMessages"]["context"]
+    for result in (added, context):
+        assert result["query"] == "Which food is my favourite again?"
+        assert {"sessionId": "s1", "content": MIA_MESSAGES[0]["content"]} in result["memories"]
+
+
+def test_context_reports_the_embedding_tokens_of_its_query(openai_settings, fake_openai: FakeOpenAI, add_messages, gql):
+    fake_openai.chat_reply = NO_FACTS
+    add_messages("mia", "s1", MIA_MESSAGES)
+    usage = "usage { promptTokens completionTokens embeddingTokens }"
+    document = f"query($input: ContextInput!) {{ context(input: $input) {{ ... on Context {{ {usage} }} }} }}"
+    seen = len(fake_openai.responses)
+
+    body = gql(document, {"input": {"userId": "mia", "sessionId": "s2", "query": "What is my favourite food?"}})
+
+    embeddings = [sent["usage"] for path, sent in fake_openai.responses[seen:] if path.endswith("/embeddings")]
+    assert len(embeddings) == 1
+    assert body["data"]["context"]["usage"] == {
+        "promptTokens": None,
+        "completionTokens": None,
+        "embeddingTokens": embeddings[0]["prompt_tokens"],
+    }
+
+
+def test_add_messages_context_with_the_embedder_failing_keeps_the_messages(
+    openai_settings, fake_openai: FakeOpenAI, add_messages, gql
+):
+    fake_openai.fail("embeddings", 500)
+
+    body = gql(OPENAI_ADD_WITH_CONTEXT, {"userId": "mia", "sessionId": "s1", "messages": MIA_MESSAGES})
+
+    assert body["data"]["addMessages"]["context"] is None
+    assert [m["content"] for m in body["data"]["addMessages"]["messages"]] == [m["content"] for m in MIA_MESSAGES]
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["MODEL_BACKEND_ERROR"]

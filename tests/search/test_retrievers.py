@@ -218,7 +218,7 @@ def test_above_the_exact_search_limit_the_hnsw_index_is_scanned(scattered, setti
             cursor.execute(f"SET LOCAL {setting} = off")
     statements = []
 
-    def record(execute, sql, params, many, context):  # noqa: ANN001, ANN202
+    def record(execute, sql, params, many, context):
         statements.append((sql, params))
         return execute(sql, params, many, context)
 
@@ -267,7 +267,7 @@ def test_vectors_of_another_model_are_refused_whatever_their_kind(alice_everythi
 class EightDimensionEmbedder:
     """The configured model's name on vectors of another size: a dimension change without re-embedding."""
 
-    def embed(self, texts):  # noqa: ANN001, ANN201
+    def embed(self, texts):
         from memories.llm import EmbeddingBatch
 
         return EmbeddingBatch(vectors=[[0.5] * 8 for _ in texts])

@@ -1,12 +1,19 @@
-"""``search`` over HTTP with the arguments a frontend sends: one ranking of every source, answers, scoping."""
+"""``search`` over HTTP with the arguments a frontend sends: one ranking of every source, answers, scoping.
+
+And at its edges: a small ``topK``, the offline answer over several users and in the caller's zone;
+``sources`` with ``includeShared``, diaries by date, and only active facts searched.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from memories.models import EndUser, Knowledge, Message
+from memories.models import EndUser, Message
+from memories.services.api_keys import api_key_create
 from memories.services.embeddings import embeddings_fill
 from tests.conftest import SEARCH
+from tests.factories import KnowledgeFactory
+from tests.graphql.documents import CREATE_SUMMARIES_UP_TO, UPSERT_DIARY, msg, say
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +81,7 @@ def test_default_search_finds_a_message_no_summary_mentions(alice_two_sessions, 
 
 def test_every_source_is_ranked_together_and_sources_narrow_it(alice_two_sessions, search):
     alice = EndUser.objects.get(external_id="alice")
-    Knowledge.objects.create(user=alice, content="Alice is allergic to peanuts.")
+    KnowledgeFactory(user=alice, content="Alice is allergic to peanuts.")
     embeddings_fill(kind="knowledge")
 
     hits = search(userId="alice", query="What food does Alice like or avoid?")["hits"]
@@ -130,7 +137,7 @@ def test_another_users_data_is_never_returned(add_messages, search):
 
 def test_shared_knowledge_only_when_asked(add_messages, search):
     add_messages("alice", "s1", [{"role": "user", "content": "hello"}])
-    Knowledge.objects.create(user=None, content="The support desk opens at 9am on weekdays.")
+    KnowledgeFactory(user=None, content="The support desk opens at 9am on weekdays.")
     embeddings_fill(kind="knowledge")
     query = "When does the support desk open?"
     assert "KNOWLEDGE" not in {h["kind"] for h in search(userId="alice", query=query)["hits"]}
@@ -220,7 +227,7 @@ class BrokenChatModel:
     mode = "generated"
     model_name = "broken"
 
-    def answer(self, **kwargs):  # noqa: ANN003, ANN201
+    def answer(self, **kwargs):
         raise RuntimeError('relation "secret_table" does not exist: SELECT * FROM secret_table')
 
 
@@ -276,3 +283,165 @@ def test_an_unanswered_question_alone_is_not_found_in_memory(add_messages, searc
     result = search(userId="alice", query="What is my favourite food?")
     assert result["found"] is False
     assert result["answer"] == "Not found in memory."
+
+
+def test_an_answer_from_several_users_names_the_user_of_each_quote(add_messages, search):
+    add_messages("alice", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
+    add_messages("bob", "s1", [msg("I adopted a dog named Rex.", "2024-05-01T11:00:00Z")])
+    result = search(userIds=["alice", "bob"], query="Who is allergic to peanuts?")
+    quote = "On 1 May 2024 user said: \u201cI am allergic to peanuts.\u201d"
+    assert result["answer"].splitlines()[0] == f"[user alice] {quote}"
+    one = search(userId="alice", query="Who is allergic to peanuts?")
+    assert one["answer"] == quote
+
+
+@pytest.mark.parametrize(("utc_offset_hours", "day"), [(-5, "1 May 2024"), (0, "2 May 2024"), (9, "2 May 2024")])
+def test_the_answer_names_the_day_in_the_callers_time_zone(utc_offset_hours, day, add_messages, search):
+    # 03:30 UTC on 2 May is 22:30 on 1 May at UTC-5.
+    add_messages("alice", "s1", [msg("I ran my first marathon in Boston.", "2024-05-02T03:30:00Z")])
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=utc_offset_hours)
+    assert result["answer"] == f"On {day} user said: \u201cI ran my first marathon in Boston.\u201d"
+    assert result["hits"][0]["conversationTime"] == "2024-05-02T03:30:00+00:00"
+
+
+def test_a_diary_is_answered_with_its_own_date_in_any_time_zone(gql, search):
+    gql(UPSERT_DIARY, {"userId": "alice", "diaryDate": "2024-05-01", "content": "Ran my first marathon in Boston."})
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=-5)
+    assert result["answer"] == "Diary, 1 May 2024: Ran my first marathon in Boston."
+
+
+def test_a_turn_at_the_first_instant_there_is_is_answered_west_of_utc(add_messages, search):
+    add_messages("alice", "s1", [msg("I ran my first marathon in Boston.", "0001-01-01T00:00:00Z")])
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=-5)
+    assert result["found"] is True
+    assert result["answer"].startswith("On 1 January ")  # the UTC day: the day before has no year
+
+
+def test_the_place_kept_for_another_session_never_goes_to_an_irrelevant_turn(add_messages, search):
+    add_messages(
+        "alice",
+        "a",
+        [
+            msg("My dog is called Rex.", "2024-05-01T10:00:00Z"),
+            msg("Nice name!", "2024-05-01T10:01:00Z", role="assistant"),
+            msg("Rex is a black labrador dog.", "2024-05-01T10:02:00Z"),
+        ],
+    )
+    # Shares only the word "called" with the question.
+    add_messages("alice", "b", [msg("The tax office called about my called-off appointment.", "2024-06-01T10:00:00Z")])
+    result = search(userId="alice", query="What is my dog called?", topK=2, sources=["MESSAGE"])
+    assert [h["content"] for h in result["hits"]] == ["My dog is called Rex.", "Rex is a black labrador dog."]
+    assert len(result["answer"].splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    ("own", "found"),
+    [
+        ({}, True),
+        ({"since": "2023-01-01", "until": "2023-12-31"}, True),
+        ({"channel": "web"}, True),
+        ({"until": "2023-06-03", "utcOffsetHours": -12}, True),
+        ({"since": "2023-06-04"}, False),  # the named day is outside the caller's window
+        ({"channel": "slack"}, False),
+    ],
+)
+def test_a_day_the_question_names_is_searched_within_the_callers_own_window_and_channel(
+    own, found, add_messages, search
+):
+    add_messages("alice", "march", [msg("I went to a concert with my friends.", "2023-03-01T10:00:00Z")])
+    add_messages("alice", "june", [msg("We had a picnic by the lake.", "2023-06-03T10:00:00Z")])  # channel web
+    add_messages("alice", "sept", [msg("I went to a concert on my own.", "2023-09-01T10:00:00Z")])
+    result = search(userId="alice", query="What did I do on 3 June 2023?", topK=1, sources=["MESSAGE"], **own)
+    hits = [(h["content"], h["foundBy"]) for h in result["hits"]]
+    assert hits == ([("We had a picnic by the lake.", ["time #1"])] if found else [])
+
+
+@pytest.mark.parametrize(
+    ("input_fields", "field"),
+    [({"query": "Where \ud800 do I work?"}, "query"), ({"channel": "web\udc00"}, "channel")],
+    ids=["query", "channel"],
+)
+def test_a_lone_surrogate_is_refused_naming_its_field(input_fields, field, search):
+    result = search(**{"userId": "alice", "query": "Where do I work?", **input_fields})
+    message = f"{field} must not contain a lone surrogate (U+D800-U+DFFF)."
+    assert result == {
+        "__typename": "OperationInfo",
+        "messages": [{"kind": "VALIDATION", "field": field, "message": message}],
+    }
+
+
+ADD_KNOWLEDGE_FOR = """
+mutation($c: String!, $u: String) { addKnowledge(content: $c, userId: $u) { ... on Knowledge { id } } }
+"""
+
+
+UPSERT_DIARY_DAY = """
+mutation($u: String!, $d: Date!, $c: String!) {
+  upsertDiary(userId: $u, diaryDate: $d, content: $c) { ... on Diary { id } }
+}
+"""
+
+
+def test_sources_knowledge_with_include_shared_for_several_users(hashing_embedder, gql, search):
+    gql(ADD_KNOWLEDGE_FOR, {"c": "Mia drinks green tea every morning.", "u": "mia"})
+    gql(ADD_KNOWLEDGE_FOR, {"c": "Leo drinks black tea every morning.", "u": "leo"})
+    gql(ADD_KNOWLEDGE_FOR, {"c": "Tea is served in the lobby every morning."})
+    gql(UPSERT_DIARY_DAY, {"u": "mia", "d": "2024-05-01", "c": "Tea every morning in the garden."})
+
+    result = search(
+        userIds=["mia", "leo"], query="tea every morning", sources=["KNOWLEDGE"], includeShared=True, answer=False
+    )
+    unshared = search(userIds=["mia", "leo"], query="tea every morning", sources=["KNOWLEDGE"], answer=False)
+
+    assert {h["kind"] for h in result["hits"]} == {"KNOWLEDGE"}
+    assert {h["content"] for h in result["hits"]} == {
+        "Mia drinks green tea every morning.",
+        "Leo drinks black tea every morning.",
+        "Tea is served in the lobby every morning.",
+    }
+    assert {h["content"] for h in unshared["hits"]} == {
+        "Mia drinks green tea every morning.",
+        "Leo drinks black tea every morning.",
+    }
+    shared = next(h for h in result["hits"] if h["content"].startswith("Tea is served"))
+    assert shared["text"].startswith("[knowledge | shared]")
+
+
+def test_shared_knowledge_is_searched_for_a_user_with_no_rows(hashing_embedder, gql, search):
+    gql(ADD_KNOWLEDGE_FOR, {"c": "The support desk opens at nine."})
+    result = search(userId="newcomer", query="When does the support desk open?", includeShared=True, answer=False)
+    assert [h["content"] for h in result["hits"]] == ["The support desk opens at nine."]
+
+
+def test_diaries_are_found_by_their_date_in_the_callers_window(hashing_embedder, gql, search):
+    gql(UPSERT_DIARY_DAY, {"u": "mia", "d": "2024-05-01", "c": "Baked bread with my sister."})
+    gql(UPSERT_DIARY_DAY, {"u": "mia", "d": "2024-05-03", "c": "Baked bread alone."})
+
+    result = search(userId="mia", query="baked bread", since="2024-05-02", until="2024-05-03", answer=False)
+
+    assert [(h["kind"], h["content"]) for h in result["hits"]] == [("DIARY", "Baked bread alone.")]
+    assert result["hits"][0]["text"].startswith("[diary | 2024-05-03]")
+    assert result["hits"][0]["conversationTime"].startswith("2024-05-03")
+
+
+def test_only_active_facts_are_searched(hashing_embedder, gql, add_messages, search, settings):
+    settings.SUMMARY_EVERY_MESSAGES = 0
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
+    add_messages("mia", "s1", [say("Mia", "I live in Osaka.", "2024-01-01T09:00:00Z")])
+    add_messages("mia", "s2", [say("Mia", "I live in Kyoto now.", "2024-03-01T09:00:00Z")])
+    gql(CREATE_SUMMARIES_UP_TO, {"userId": "mia"})
+    candidates = gql('{ knowledge(userId: "mia", status: CANDIDATE) { results { id content } } }')
+    facts = {k["content"]: k["id"] for k in candidates["data"]["knowledge"]["results"]}
+    assert len(facts) == 2, facts
+
+    before = search(userId="mia", query="Where do I live now?", sources=["KNOWLEDGE"], answer=False)
+    assert before["hits"] == []  # candidates are not searched
+    _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
+    for fact_id in facts.values():
+        approve = f'mutation {{ approveKnowledge(id: "{fact_id}", userId: "mia") {{ ... on Knowledge {{ id }} }} }}'
+        approved = gql(approve, key=curator)
+        assert "errors" not in approved, approved
+    after = search(userId="mia", query="Where do I live now?", sources=["KNOWLEDGE"], answer=False)
+
+    # Osaka is superseded in the residence slot by what was said later.
+    assert [h["content"] for h in after["hits"]] == [next(c for c in facts if "Kyoto" in c)]

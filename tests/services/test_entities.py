@@ -18,7 +18,6 @@ from memories.services.messages import MessageIn, messages_add
 from memories.tasks import extract_knowledge
 from tests.factories import EndUserFactory, MessageFactory, SessionFactory
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -90,11 +89,7 @@ def test_entities_are_per_user_and_extraction_is_idempotent():
     assert Entity.objects.get(user__external_id="bob", name="Sarah").messages.count() == 1
 
 
-def test_the_llm_lists_each_facts_entities(settings, fake_openai):
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_MAX_RETRIES = 0
+def test_the_llm_lists_each_facts_entities(openai_chat, fake_openai):
     messages_add(
         user_external_id="caroline",
         session_external_id="s1",
@@ -148,7 +143,7 @@ def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
                 if hold:  # the entity is inserted, not yet committed
                     first_inserted.set()
                     first_may_commit.wait(30)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:  # reported by the test
             errors.append(exc)
         finally:
             connection.close()

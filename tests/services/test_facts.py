@@ -14,7 +14,6 @@ from memories.models import Knowledge, Session
 from memories.services.knowledge import knowledge_extract
 from memories.services.messages import MessageIn, messages_add
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -63,19 +62,10 @@ def test_a_turn_without_a_speaker_is_attributed_to_the_user():
     assert [(k.content, k.slot) for k in created] == [("The user works as a teacher at a primary school.", "job")]
 
 
-@pytest.fixture
-def openai_chat(settings, fake_openai):  # noqa: ANN001, ANN201
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
-    return fake_openai
-
-
 def test_llm_facts_come_from_one_json_schema_call_and_a_reply_that_is_not_json_is_retried_once(openai_chat):
     requests = []
 
-    def reply(body):  # noqa: ANN001, ANN202
+    def reply(body):
         requests.append(body)
         if len(requests) == 1:
             return "Sure! Here are the facts: Caroline lives in Osaka."
@@ -108,7 +98,7 @@ def test_llm_replies_that_are_never_the_json_asked_for_are_a_backend_failure_and
 def test_llm_facts_that_do_not_fit_the_schema_are_asked_again_then_left_out_logged_and_counted(openai_chat, caplog):
     requests = []
 
-    def reply(body):  # noqa: ANN001, ANN202
+    def reply(body):
         requests.append(body)
         message_id = int(re.search(r"\[(\d+)\] \[[^]]+ UTC\] Caroline: I live", body["messages"][-1]["content"])[1])
         fitting = {"text": "Caroline lives in Osaka.", "message_ids": [message_id], "slot": "residence"}

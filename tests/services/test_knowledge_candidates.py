@@ -14,12 +14,11 @@ from memories.llm.facts import extract_facts_heuristic
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Session
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
+def _approval_first(settings):  # these tests are about candidates awaiting approval
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 
@@ -120,11 +119,7 @@ def test_candidates_listed_over_graphql(add_messages, gql):
     assert gql('{ knowledge(userId: "aiko") { results { content } } }')["data"]["knowledge"]["results"] == []
 
 
-def test_openai_backend_extracts_facts_in_one_structured_call(settings, fake_openai, add_messages):
-    settings.CHAT_BACKEND = "openai"
-    settings.OPENAI_API_KEY = "test"
-    settings.OPENAI_BASE_URL = fake_openai.base_url
-    settings.OPENAI_MAX_RETRIES = 0
+def test_openai_backend_extracts_facts_in_one_structured_call(openai_chat, fake_openai, add_messages):
 
     def reply(body):
         if (body.get("response_format") or {}).get("type") != "json_schema":

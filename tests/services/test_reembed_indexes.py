@@ -10,7 +10,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import override_settings
 
-pytest_plugins = ["tests.fake_openai"]
 pytestmark = pytest.mark.django_db
 
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _approval_first(settings):  # noqa: ANN001, ANN202 - these tests are about candidates awaiting approval
+def _approval_first(settings):  # these tests are about candidates awaiting approval
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 
@@ -105,7 +105,7 @@ class ContradictingChatModel:
     mode = "generated"
     model_name = "contradicting"
 
-    def extract_facts(self, *, messages, known_facts):  # noqa: ANN001, ANN201
+    def extract_facts(self, *, messages, known_facts):
         from memories.llm.base import Fact, FactExtraction
 
         message_id, line = messages[0]

@@ -9,12 +9,14 @@ from django.utils import timezone
 from django_q.models import Schedule
 
 from memories import tasks
-from memories.llm import ModelBackendError
+from memories.llm import ModelBackendError, get_chat_model, get_embedder
+from memories.llm.extractive import ExtractiveChatModel
 from memories.models import Message, Summary
-from memories.services import embeddings as embeddings_service
-from memories.services import summaries as summaries_service
+from memories.services.messages import MessageIn, messages_add
 from memories.services.schedules import SWEEP_NAME
+from memories.tasks import sweep
 from tests.conftest import ADD_MESSAGES
+from tests.graphql.documents import MIA_MESSAGES, say
 
 pytestmark = pytest.mark.django_db
 
@@ -76,19 +78,11 @@ def test_summary_of_a_deleted_session_is_a_no_op():
     assert tasks.summarize_session(987654) is None
 
 
-class _DownEmbedder:
-    model_name = "all-MiniLM-L6-v2"
-    dimensions = 384
-
-    def embed(self, texts):
-        raise ModelBackendError("MODEL_BACKEND_UNAVAILABLE", "down")
-
-
 def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
-    client, trusted_key, django_capture_on_commit_callbacks, monkeypatch, settings
+    client, trusted_key, django_capture_on_commit_callbacks, settings
 ):
-    real = embeddings_service.get_embedder
-    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: _DownEmbedder())
+    backend = settings.EMBEDDING_BACKEND
+    settings.EMBEDDING_BACKEND = "tests.fakes.DownEmbedder"
     with django_capture_on_commit_callbacks() as queued_work:
         response = client.post(
             "/graphql/",
@@ -114,7 +108,7 @@ def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
     assert Message.objects.count() == 3
     assert Message.objects.filter(embedding__isnull=True).count() == 3
 
-    monkeypatch.setattr(embeddings_service, "get_embedder", real)
+    settings.EMBEDDING_BACKEND = backend
     # Just stored: the row's own task may still be queued (or retried), so the sweep leaves it.
     assert tasks.sweep()["message"] == 0
     # Once a task's retry time has passed, the sweep takes it over.
@@ -124,47 +118,26 @@ def test_embedding_failure_loses_no_message_and_the_sweep_recovers(
     assert Message.objects.filter(embedding__isnull=True).count() == 0
 
 
-def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, monkeypatch, settings):
+def test_embedding_task_batches_and_skips_rows_already_embedded(add_messages, settings):
     settings.EMBEDDING_BATCH_SIZE = 2
     add_messages("alice", "s1", _texts(5, "batch"))
     ids = list(Message.objects.values_list("id", flat=True))
-    calls: list[int] = []
-    real = embeddings_service.get_embedder()
-
-    class Counting:
-        model_name = real.model_name
-        dimensions = real.dimensions
-
-        def embed(self, texts):
-            calls.append(len(texts))
-            return real.embed(texts)
-
-    monkeypatch.setattr(embeddings_service, "get_embedder", lambda: Counting())
+    settings.EMBEDDING_BACKEND = "tests.fakes.RecordingEmbedder"
+    calls = get_embedder().batches
     assert tasks.embed_rows("message", ids) == 0  # already embedded: nothing to do
     Message.objects.update(embedding=None)
     assert tasks.embed_rows("message", ids) == 5
-    assert calls == [2, 2, 1]
+    assert [len(texts) for texts in calls] == [2, 2, 1]
 
 
-def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_summary(
-    add_messages, settings, monkeypatch
-):
+def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_summary(add_messages, settings):
     add_messages("alice", "s1", [{"role": "user", "content": "I adopted a grey cat called Miso last year."}])
     session_id = Message.objects.get().session_id
     tasks.summarize_session(session_id)
     settings.SUMMARY_MAX_INPUT_CHARS = 300
     add_messages("alice", "s1", _texts(20, "later"))
-    seen: list[list[str]] = []
-    real = summaries_service.get_chat_model()
-
-    class Recording:
-        mode = real.mode
-
-        def summarize(self, *, lines, max_sentences):
-            seen.append(list(lines))
-            return real.summarize(lines=lines, max_sentences=max_sentences)
-
-    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    settings.CHAT_BACKEND = "tests.fakes.RecordingChatModel"
+    seen = get_chat_model().summarized
     tasks.summarize_session(session_id)
     (lines,) = seen
     assert lines[0].startswith("Summary of the earlier conversation: user: I adopted a grey cat called Miso")
@@ -172,25 +145,14 @@ def test_long_sessions_are_summarised_from_their_newest_part_and_the_previous_su
     assert lines[-1] == "user: later sentence number 19 about hiking in the Alps."
 
 
-def test_a_newest_message_longer_than_the_summary_budget_is_summarised_from_its_beginning(
-    add_messages, settings, monkeypatch
-):
+def test_a_newest_message_longer_than_the_summary_budget_is_summarised_from_its_beginning(add_messages, settings):
     settings.SUMMARY_MAX_INPUT_CHARS = 300
     long_text = "I moved to Lisbon in March to work on boats. " * 20  # 900 characters
     add_messages(
         "alice", "s1", [{"role": "user", "content": "I adopted a cat."}, {"role": "user", "content": long_text}]
     )
-    seen: list[list[str]] = []
-    real = summaries_service.get_chat_model()
-
-    class Recording:
-        mode = real.mode
-
-        def summarize(self, *, lines, max_sentences):
-            seen.append(list(lines))
-            return real.summarize(lines=lines, max_sentences=max_sentences)
-
-    monkeypatch.setattr(summaries_service, "get_chat_model", lambda: Recording())
+    settings.CHAT_BACKEND = "tests.fakes.RecordingChatModel"
+    seen = get_chat_model().summarized
     tasks.summarize_session(Message.objects.first().session_id)
     ((line,),) = seen
     assert len(line) == 300
@@ -245,25 +207,13 @@ def test_embedding_task_leaves_messages_another_worker_holds_to_it_without_waiti
     assert tasks.embed_rows("message", [held]) == 1
 
 
-def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, monkeypatch):
-    from memories.llm import ModelBackendError, get_embedder
-    from memories.services import embeddings
-
-    real = get_embedder()
-
-    class Refusing:  # the backend refuses any call that holds the poisoned text
-        model_name = real.model_name
-
-        def embed(self, texts):  # noqa: ANN001, ANN202
-            if any("poison" in t for t in texts):
-                raise ModelBackendError("MODEL_BACKEND_ERROR", "input too long")
-            return real.embed(texts)
-
+def test_a_message_the_backend_refuses_does_not_block_other_tasks(add_messages, settings):
     add_messages("alice", "s1", _texts(1, "poison"))
     add_messages("alice", "s2", _texts(2, "fine"))
     Message.objects.update(embedding=None, embedding_model="")
     poisoned, *fine = Message.objects.order_by("pk").values_list("pk", flat=True)
-    monkeypatch.setattr(embeddings, "get_embedder", lambda: Refusing())
+    # The backend refuses any call that holds the poisoned text.
+    settings.EMBEDDING_BACKEND = "tests.fakes.RefusingEmbedder"
     # The oldest message without a vector tops up the batch, and the call fails: the task's
     # own messages are then embedded alone.
     assert tasks.embed_rows("message", fine) == 2
@@ -314,3 +264,54 @@ def test_successes_without_an_earlier_failure_are_still_not_stored(db):
 
     _monitor(_finished("b1", success=True, result=3))
     assert not Task.objects.exists()
+
+
+class ChatInterruptedByANewMessage(ExtractiveChatModel):
+    """The offline chat model, during whose first summary the user sends one more message
+    (``CHAT_BACKEND`` is this class's dotted path)."""
+
+    interrupted: list[str] = []
+
+    def __init__(self) -> None:
+        super().__init__(embedder=get_embedder())
+
+    def summarize(self, *, lines, max_sentences):
+        if not self.interrupted:
+            self.interrupted.append("once")
+            messages_add(
+                user_external_id="mia",
+                session_external_id="long",
+                messages=[MessageIn(role="user", content="And my tomatoes are ripe now.")],
+            )
+        return super().summarize(lines=lines, max_sentences=max_sentences)
+
+
+def test_a_rolling_summary_is_kept_when_a_message_arrives_while_it_is_written(hashing_embedder, settings, add_messages):
+    settings.SUMMARY_EVERY_MESSAGES = 4
+    settings.CHAT_BACKEND = f"{__name__}.ChatInterruptedByANewMessage"
+    ChatInterruptedByANewMessage.interrupted.clear()
+    turns = [say("Mia", f"My garden has {n} apple trees.", f"2024-05-01T09:0{n}:00Z") for n in range(4)]
+
+    add_messages("mia", "long", turns)
+
+    # The summary covers the four messages it read; the one said meanwhile waits for the next.
+    assert ChatInterruptedByANewMessage.interrupted == ["once"]
+    summary = Summary.objects.get(session__external_id="long")
+    assert summary.message_count == 4
+    assert "apple trees" in summary.content
+
+
+def test_the_idle_sweep_summarises_only_idle_sessions_behind_their_summary(hashing_embedder, settings, add_messages):
+    settings.SUMMARY_EVERY_MESSAGES = 0
+    add_messages("mia", "s1", MIA_MESSAGES)
+    add_messages("leo", "s1", [say("Leo", "I keep bees on my roof in Lyon.", "2024-05-02T09:00:00Z")])
+
+    settings.SUMMARY_IDLE_MINUTES = 60
+    assert sweep()["summaries"] == 0  # both sessions just received messages
+    settings.SUMMARY_IDLE_MINUTES = 0
+    assert sweep()["summaries"] == 2
+    assert sweep()["summaries"] == 0  # both are current now
+
+    summaries = {s.user.external_id: s for s in Summary.objects.select_related("user")}
+    assert summaries["mia"].message_count == 3
+    assert "Leo: I keep bees on my roof in Lyon." in summaries["leo"].content

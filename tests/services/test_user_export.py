@@ -16,7 +16,6 @@ from memories.services.user_document import document_read
 from memories.services.user_import import import_user
 from tests.graphql.documents import FORGET_USER, ok
 
-pytest_plugins = ["tests.export_fixtures"]
 pytestmark = pytest.mark.django_db
 
 MODELS = (EndUser, Session, Message, Summary, Knowledge, Diary, Entity)

@@ -11,7 +11,7 @@ from memories.services.api_keys import api_key_create
 class Command(BaseCommand):
     help = "Create an API key scoped to some end users (or all, for a trusted backend) and print it once."
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("name", help="What the key is for, e.g. slack-bot.")
         parser.add_argument("--user", action="append", dest="users", default=[], help="An end user id (repeat).")
         parser.add_argument("--all-users", action="store_true", help="Allow every end user (trusted backend).")

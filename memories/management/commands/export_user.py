@@ -16,7 +16,7 @@ from memories.services.user_export import export_counts, export_user
 class _Unended:
     """The command's stdout taking the document piece by piece (``OutputWrapper`` ends each write with a newline)."""
 
-    def __init__(self, wrapper) -> None:  # noqa: ANN001
+    def __init__(self, wrapper) -> None:
         self.wrapper = wrapper
 
     def write(self, text: str) -> None:
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         "diaries, entities) as one JSON document, streamed; `import_user` reads it back."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("user", help="The end user's id (the chatbot's userId).")
         parser.add_argument("--out", type=Path, help="The file to write (default: standard output).")
 

@@ -26,7 +26,7 @@ class Command(BaseCommand):
         "per LoCoMo session. Safe to run twice. Summaries are written by the worker."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--samples", nargs="*", help="Only these sample_ids.")
         parser.add_argument("--max-sessions", type=int, help="At most this many sessions per sample.")

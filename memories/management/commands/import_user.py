@@ -18,7 +18,7 @@ class Command(BaseCommand):
         "nothing. A user who already exists is refused unless --merge. Vectors are made again by the worker."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("file", help="The export file ('-': standard input).")
         parser.add_argument("--merge", action="store_true", help="Add to an end user who already exists here.")
         parser.add_argument("--as-user", dest="as_user", help="Store the rows under this user id instead.")

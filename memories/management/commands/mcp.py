@@ -26,7 +26,7 @@ class Command(BaseCommand):
         "as Authorization: Bearer."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
         parser.add_argument(
             "--api-key",

@@ -36,7 +36,7 @@ class Command(BaseCommand):
         "the old vectors until every kind is done, then they are switched at once."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument("--kind", choices=list(_KINDS), help="Only this kind (default: all).")
         parser.add_argument("--batch-size", type=int, default=settings.EMBEDDING_BATCH_SIZE)
         parser.add_argument("--model", help="Embedding model name (default: EMBEDDING_MODEL).")
@@ -57,7 +57,7 @@ class Command(BaseCommand):
             raise CommandError(f"The embedding backend failed: {exc}") from exc
         self._run(embedder, dimensions, [_KINDS[kind]] if kind else list(KINDS), batch_size, no_switch)
 
-    def _run(self, embedder, dimensions: int, kinds: list[str], batch_size: int, no_switch: bool) -> None:  # noqa: ANN001
+    def _run(self, embedder, dimensions: int, kinds: list[str], batch_size: int, no_switch: bool) -> None:
         started = time.monotonic()
         done: dict[str, int] = {}
         self.stdout.write(f"Re-embedding with {embedder.model_name} ({dimensions} dimensions).")

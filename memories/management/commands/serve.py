@@ -81,7 +81,7 @@ class Command(BaseCommand):
         "SERVE_MAX_RESTARTS times in 10 minutes, after which everything is stopped."
     )
 
-    def add_arguments(self, parser) -> None:  # noqa: ANN001
+    def add_arguments(self, parser) -> None:
         parser.add_argument(
             "names", nargs="*", help="Procfile processes to run (default: all but mcp, the MCP server over HTTP)."
         )

@@ -1,11 +1,21 @@
-"""Entity memory through the API: the ``entities`` query, entities on facts, and search preferring a named entity."""
+"""Entity memory through the API: the ``entities`` query, entities on facts, and search preferring a named entity.
+
+``deleteHistory`` leaves no entity named only in what it deleted, and dates the others by what remains.
+"""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from memories.models import Entity, Session
 from memories.services.knowledge import knowledge_extract
+from tests.fake_openai import FakeOpenAI
+from tests.graphql.documents import (
+    DELETE_HISTORY,
+    msg,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -137,3 +147,108 @@ def test_context_prefers_the_turns_of_an_entity_the_query_names(alice, gql):
     assert "My friend Sarah works at Google." not in memories()
     Entity.objects.filter(user__external_id="alice", name="Sarah").update(aliases=["Sally"])
     assert "My friend Sarah works at Google." in memories()
+
+
+ENTITY_DATES = """
+query Entities($userId: String!) {
+  entities(userId: $userId) { results { name firstMentionedAt lastMentionedAt } totalCount }
+}
+"""
+
+
+def _facts_reply(fact_in: str, entity: str):
+    """A chat reply: to a fact extraction over a turn saying ``fact_in``, one fact naming ``entity`` and
+    citing no turn (the model named the employer behind a nickname); no facts otherwise; a summary."""
+    fact = {
+        "text": f"The user works at {entity}.",
+        "message_ids": [],
+        "slot": None,
+        "confidence": 0.9,
+        "replaces_id": None,
+        "entities": [{"name": entity, "kind": "organisation"}],
+    }
+
+    def reply(body: dict) -> str:
+        if "response_format" not in body:
+            return "The user talked about work."
+        return json.dumps({"facts": [fact] if fact_in in json.dumps(body) else []})
+
+    return reply
+
+
+def test_delete_history_leaves_no_entity_named_only_in_a_fact_that_cites_no_turn(
+    openai_settings, fake_openai: FakeOpenAI, add_messages, summarize, gql_ok
+):
+    fake_openai.chat_reply = _facts_reply("Googleplex", "Google")
+    add_messages("mei", "s1", [msg("I started at the Googleplex last week.", "2024-05-01T10:00:00Z")])
+    summarize("mei")
+    assert gql_ok(ENTITY_DATES, {"userId": "mei"})["entities"]["results"] == [
+        {
+            "name": "Google",
+            "firstMentionedAt": "2024-05-01T10:00:00+00:00",
+            "lastMentionedAt": "2024-05-01T10:00:00+00:00",
+        }
+    ]
+
+    gql_ok(DELETE_HISTORY, {"userId": "mei"})
+
+    assert gql_ok(ENTITY_DATES, {"userId": "mei"})["entities"] == {"results": [], "totalCount": 0}
+
+
+def test_delete_history_dates_an_entity_named_only_by_a_remaining_fact_by_that_fact(
+    openai_settings, fake_openai: FakeOpenAI, add_messages, summarize, gql_ok
+):
+    fake_openai.chat_reply = _facts_reply("Googleplex", "Google")
+    add_messages("mei", "s1", [msg("I started at the Googleplex.", "2024-04-01T10:00:00Z")])
+    add_messages("mei", "s2", [msg("Google has a great canteen.", "2024-06-01T10:00:00Z")])
+    summarize("mei")
+
+    gql_ok(DELETE_HISTORY, {"userId": "mei", "sessionId": "s2"})
+
+    # No trace of when the deleted turn was said: the fact that still names Google was said on 1 April.
+    assert gql_ok(ENTITY_DATES, {"userId": "mei"})["entities"]["results"] == [
+        {
+            "name": "Google",
+            "firstMentionedAt": "2024-04-01T10:00:00+00:00",
+            "lastMentionedAt": "2024-04-01T10:00:00+00:00",
+        }
+    ]
+
+
+ENTITY_MENTIONS = """
+query Entities($userId: String!) {
+  entities(userId: $userId) { results { name mentions firstMentionedAt lastMentionedAt } totalCount }
+}
+"""
+
+
+def test_delete_history_leaves_no_entity_named_only_in_the_deleted_turns(add_messages, summarize, gql_ok):
+    add_messages(
+        "mei",
+        "s1",
+        [
+            msg("My sister Aiko lives in Osaka.", "2024-05-01T10:00:00Z"),
+            msg("Hello!", "2024-05-01T10:00:05Z", "assistant"),
+        ],
+    )
+    summarize("mei")
+    assert {e["name"] for e in gql_ok(ENTITY_MENTIONS, {"userId": "mei"})["entities"]["results"]} >= {"Aiko", "Osaka"}
+    deleted = gql_ok(DELETE_HISTORY, {"userId": "mei"})["deleteHistory"]
+    assert deleted["deletedMessages"] == 2
+    assert gql_ok(ENTITY_MENTIONS, {"userId": "mei"})["entities"] == {"results": [], "totalCount": 0}
+
+
+def test_delete_history_of_a_session_dates_an_entity_by_its_remaining_turns(add_messages, summarize, gql_ok):
+    add_messages("mei", "s1", [msg("My sister Aiko lives in Osaka.", "2024-05-01T10:00:00Z")])
+    add_messages("mei", "s2", [msg("Aiko visited me yesterday.", "2024-06-01T10:00:00Z")])
+    summarize("mei")
+    [aiko] = [e for e in gql_ok(ENTITY_MENTIONS, {"userId": "mei"})["entities"]["results"] if e["name"] == "Aiko"]
+    assert (aiko["mentions"], aiko["lastMentionedAt"]) == (2, "2024-06-01T10:00:00+00:00")
+    gql_ok(DELETE_HISTORY, {"userId": "mei", "sessionId": "s2"})
+    entities = {e["name"]: e for e in gql_ok(ENTITY_MENTIONS, {"userId": "mei"})["entities"]["results"]}
+    assert entities["Aiko"] == {
+        "name": "Aiko",
+        "mentions": 1,
+        "firstMentionedAt": "2024-05-01T10:00:00+00:00",
+        "lastMentionedAt": "2024-05-01T10:00:00+00:00",
+    }

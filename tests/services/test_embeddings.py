@@ -1,8 +1,7 @@
-"""What a turn's vector holds, and how a turn is lifted by the one before it.
+"""What a turn's vector holds.
 
 A message's vector is the mean of its whole text's and each of its sentences' vectors, so each
-thing a turn says counts, past the model's input length too; in the
-fused ranking a turn gains from the turn it replies to, not from the reply after it.
+thing a turn says counts, past the model's input length too.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ import numpy as np
 import pytest
 
 from memories.models import Message
-from memories.search.fusion import fuse
 from memories.services.embeddings import MAX_SENTENCE_PARTS, embedding_parts
 from tests.fakes import HashingEmbedder
 
@@ -70,18 +68,6 @@ def test_a_statement_after_a_long_preamble_is_found_by_its_meaning(add_messages,
     # The most similar by vector (not merely lifted by fusion): its own vector counts the statement.
     best = max(hits, key=lambda h: h["score"])
     assert best["content"].endswith("My daughter is named Zoe.")
-
-
-def test_a_turn_gains_from_the_turn_before_it_not_from_the_one_after():
-    # Turns 1, 2, 3 of one session; turn 2 matches best, turns 1 and 3 match equally (turn 1 found first).
-    neighbours = {1: (None, 2), 2: (1, 3), 3: (2, None)}
-    sessions = {("message", pk): 7 for pk in neighbours}
-    ranked = fuse(
-        rankings=[[("message", 2)], [("message", 2)], [("message", 1)], [("message", 3)]],
-        sessions=sessions,
-        neighbours=neighbours,
-    )
-    assert [pk for (_, pk), _ in ranked] == [2, 3, 1]
 
 
 def test_a_long_message_is_embedded_as_a_bounded_number_of_texts():

@@ -1,8 +1,11 @@
-"""The last place of a result shows another conversation than the others."""
+"""Fusion's smoothing: the last place of a result shows another conversation than the others, and a
+turn gains from the turn it replies to, not from the reply after it."""
 
 from __future__ import annotations
 
 import pytest
+
+from memories.search.fusion import fuse
 
 pytestmark = pytest.mark.django_db
 
@@ -40,3 +43,15 @@ def test_a_result_from_one_session_only_stays_whole(add_messages, search):
     hits = search(userId="alice", query="How many tomatoes did my plants grow?", sources=["MESSAGE"], topK=3)["hits"]
 
     assert [h["sessionId"] for h in hits] == ["garden", "garden", "garden"]
+
+
+def test_a_turn_gains_from_the_turn_before_it_not_from_the_one_after():
+    # Turns 1, 2, 3 of one session; turn 2 matches best, turns 1 and 3 match equally (turn 1 found first).
+    neighbours = {1: (None, 2), 2: (1, 3), 3: (2, None)}
+    sessions = {("message", pk): 7 for pk in neighbours}
+    ranked = fuse(
+        rankings=[[("message", 2)], [("message", 2)], [("message", 1)], [("message", 3)]],
+        sessions=sessions,
+        neighbours=neighbours,
+    )
+    assert [pk for (_, pk), _ in ranked] == [2, 3, 1]
