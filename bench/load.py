@@ -30,7 +30,6 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any
 
 import psutil
@@ -38,7 +37,7 @@ import psutil
 from bench import locomo
 from bench.databases import setup_django
 from bench.locomo import DEFAULT_PATH
-from bench.report import RESULTS_DIR, code_version, latency_figures, machine, render, save_results, table
+from bench.report import RESULTS_DIR, finish, latency_figures, render, run_record, table
 from bench.service import Server, served
 from bench.synthetic import ensure_dataset
 
@@ -175,10 +174,7 @@ def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes:
                 runs.append({"web_processes": processes, **result})
                 logger.info("%s", json.dumps(runs[-1]))
     return {
-        "benchmark": "load",
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "code": code_version(),
+        **run_record("load", at="created_at"),
         "dataset": dataset,
         "ceiling_queries_per_second": round(ceiling, 1),
         "runs": runs,
@@ -231,10 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     results = run(messages=args.messages, clients=args.clients, seconds=args.seconds, web_processes=args.web_processes)
-    output = save_results(results, "load")
-    print(format_table(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "load", None, format_table(results))
 
 
 if __name__ == "__main__":

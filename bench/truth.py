@@ -57,7 +57,7 @@ from typing import Any
 from tqdm import tqdm
 
 from bench.databases import setup_django, throwaway_database, use_kept_database
-from bench.report import render, save_results, table
+from bench.report import finish, render, table
 from bench.service import graphql_in_process
 
 __all__ = ["CONFIGURATIONS", "DEFAULT_PATH", "main", "run", "score_probe"]
@@ -349,10 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("django-q", "memories"):
         logging.getLogger(name).setLevel(logging.WARNING)
     results = run(args.path, args.config, users=args.users, keep_database=args.keep_database)
-    output = save_results(results, "truth", args.output)
-    print(format_table(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "truth", args.output, format_table(results))
 
 
 if __name__ == "__main__":
