@@ -67,7 +67,7 @@ from bench.retrieval_import import (
     turn_ids_in_file,
 )
 from bench.retrieval_tables import format_tables, summary_line
-from bench.service import graphql_in_process
+from bench.service import graphql_in_process, in_process_client
 
 __all__ = ["SMOKE", "main", "run"]
 
@@ -152,17 +152,14 @@ def _benchmark(
 ) -> dict[str, Any]:
     from django.conf import settings
     from django.db import connection
-    from django.test import Client
 
     from memories.llm import get_embedder
     from memories.search.prompt import count_tokens
-    from memories.services.api_keys import api_key_create
 
     stats = import_sessions(sessions_to_import(path, conversations, max_sessions), progress=progress)
     check_import(list(conversations))
     users = {sample_id: index_user(sample_id) for sample_id in conversations}
-    _, api_key = api_key_create(name="retrieval benchmark", user_external_ids=[], all_users=True)
-    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    client = in_process_client()
 
     top = max(ks)
     questions = [

@@ -40,7 +40,7 @@ from bench.floor import P95_MS, SERVICE_RUNTIME, floor_embedders, floor_ms, meet
 from bench.ingest import ingest_and_worker
 from bench.locomo import DEFAULT_PATH
 from bench.report import RESULTS_DIR, finish, latency_figures, render, run_record, table
-from bench.service import Server, bench_api_key, served
+from bench.service import Server, bench_api_key, in_process_client, served
 from bench.synthetic import DEFAULT_USERS, ensure_dataset, size_label
 
 __all__ = ["main", "run"]
@@ -216,10 +216,9 @@ def _latency_and_floor(
 def _round_trips(api_key: str, question: Question) -> dict[str, Any]:
     """Database queries per request: ``search`` for each ``topK`` of ``ROUND_TRIP_TOP_KS``, and ``context``."""
     from django.db import connection
-    from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    client = in_process_client(api_key)
 
     def count(query: str, variables: dict[str, Any]) -> int:
         with CaptureQueriesContext(connection) as queries:
