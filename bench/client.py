@@ -29,12 +29,11 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.databases import fresh_database, setup_django
-from bench.report import REPO_ROOT, RESULTS_DIR, code_version, machine, percentile, render, save_results, table
+from bench.report import REPO_ROOT, RESULTS_DIR, finish, percentile, render, run_record, table
 from bench.service import bench_api_key, served
 
 __all__ = ["main", "run"]
@@ -114,10 +113,7 @@ def run(*, turns: int = 200) -> dict[str, Any]:
     client, plain = _figures(timings["client"], cpu["client"]), _figures(timings["plain"], cpu["plain"])
     pairs = [c / p for c, p in zip(timings["client"], timings["plain"], strict=True)]
     return {
-        "benchmark": "client",
-        "time": datetime.now(UTC).isoformat(timespec="seconds"),
-        "code": code_version(),
-        "machine": machine(),
+        **run_record("client", at="time"),
         "database": DATABASE,
         "client": client,
         "plain": plain,
@@ -145,10 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=200, help="turns of each kind timed (default: %(default)s)")
     args = parser.parse_args(argv)
     results = run(turns=args.turns)
-    output = save_results(results, "client", RESULTS_DIR / "client.json")
-    print(format_table(results))
-    print(f"Wrote {output}")
-    return 0
+    return finish(results, "client", RESULTS_DIR / "client.json", format_table(results))
 
 
 if __name__ == "__main__":

@@ -6,35 +6,18 @@ Run from the repository root (the first line once; it needs PyPI)::
     .venv/bin/python -m bench.compare_chatmemory                    # conv-26, all its questions
     .venv/bin/python -m bench.compare_chatmemory --questions 50
 
-What runs, in this order:
+The method is in docs/benchmarks.md ("Beside chatmemory"). One OpenAI-wire server
+(``bench.fake_openai.FakeOpenAI``, in this process) answers both services at once, so what is
+timed is each service's own work. This service gets the conversation on a fresh database
+``bench_compare_ours`` (``import_conversations`` in-process) and is served as ``make run``
+serves it; chatmemory (its own venv, ``CHATMEMORY_PYTHON``) is served by uvicorn as its
+``__main__`` does, on a fresh database ``bench_compare_chatmemory`` of the same PostgreSQL, and
+gets the sessions through its REST API (``_load_chatmemory``). Then each question is asked of
+both with default arguments over a keep-alive connection, alternating which goes first, and
+the requests timed beside them, not compared, follow each pair (``_run``). Client-side wall
+time; p50 / p95 / p99 (``bench.report``).
 
-1. One OpenAI-wire server for both services (``bench.fake_openai.FakeOpenAI``, in this
-   process): embeddings (a hashed bag of words, 384 dimensions) and chat replies at once, so
-   neither service waits on a model and what is timed is each service's own work.
-2. This service on a fresh database ``bench_compare_ours``, with ``OPENAI_API_KEY`` and
-   ``OPENAI_BASE_URL`` pointing at that server (its embedder and chat model both OpenAI-wire):
-   the conversation imported in-process (``import_conversations``; embeddings and summaries
-   written at once, django-q2 in sync mode), then served as ``make run`` serves it
-   (``bench.service.served``: gunicorn).
-3. chatmemory (its own venv, ``CHATMEMORY_PYTHON``) served by uvicorn as its ``__main__``
-   does, on a fresh database ``bench_compare_chatmemory`` of the same PostgreSQL, pointing at
-   the same server. Its API: ``POST /history`` per session (a new session queues the previous
-   one's summary, an LLM call and two embeddings), ``POST /summary/create`` for the last
-   session; the benchmark waits until every session has its summary (``GET /summary``).
-   chatmemory reads ``embedding_dimension`` only with the model name
-   ``text-embedding-3-large`` (otherwise 1536); the server ignores the name.
-4. The sample's questions, each asked of both services over a keep-alive HTTP connection,
-   alternating which goes first; both with default arguments: ours ``search(input: {userId,
-   query})`` (hits and a generated answer: an embedding and a chat call), chatmemory ``POST
-   /search {user_id, query}`` (top 5 summaries, knowledge and diaries, and an answer: an
-   embedding and a chat call). Client-side wall time; p50 / p95 / p99 (``bench.report``).
-   Beside them, not compared, after each pair: ours with ``answer: false``; ours doing
-   chatmemory's work (``sources: [SUMMARY, KNOWLEDGE, DIARY], topK: 5``, with the answer); ours
-   answering ``{ __typename }`` (what any request costs: HTTP, Django, the API key, GraphQL); and
-   the two model calls of a default search alone, made in this process with our backends (an
-   embedding, then a chat answer over one block).
-
-Settings are read once per process: run it as its own process (``bench.speed --chatmemory``
+Settings are read once per process: run it as its own process (as ``make bench-chatmemory``
 does), not after something else set Django up.
 """
 
@@ -56,12 +39,10 @@ from bench import locomo
 from bench.databases import fresh_database, setup_django
 from bench.fake_openai import FakeOpenAI
 from bench.locomo import DEFAULT_PATH
-from bench.report import REPO_ROOT, RESULTS_DIR, latency_figures, render, save_results, table
+from bench.report import REPO_ROOT, RESULTS_DIR, finish, latency_figures, render, table
 from bench.service import JsonClient, bench_api_key, free_port, running, served, wait_for_http
 
 __all__ = ["CHATMEMORY_PYTHON", "main", "run"]
-
-logger = logging.getLogger(__name__)
 
 CHATMEMORY_PYTHON = REPO_ROOT / "var" / "chatmemory-venv" / "bin" / "python"
 CHATMEMORY_VERSION = "0.2.8"
@@ -120,6 +101,7 @@ def _chatmemory_config(port: int, base_url: str) -> dict[str, Any]:
             "openai_api_key": "bench",
             "openai_base_url": base_url,
             "llm_model": "gpt-4o-mini",
+            # chatmemory reads ``embedding_dimension`` only with this model name (else 1536); the fake ignores it.
             "embedding_model": "text-embedding-3-large",
             "embedding_dimension": DIMENSIONS,
             "db_name": CHATMEMORY_DATABASE,
@@ -302,10 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     results = run(source=args.source, sample=args.sample, questions=args.questions)
-    output = save_results(results, "compare-chatmemory", args.output)
-    print(format_table(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "compare-chatmemory", args.output, format_table(results))
 
 
 if __name__ == "__main__":

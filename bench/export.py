@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.databases import connect, fresh_database, setup_django, use_database
-from bench.report import REPO_ROOT, render, save_results, table
+from bench.report import REPO_ROOT, finish, render, table
 from bench.service import child_env
 
 __all__ = ["bench_size", "build_user", "main"]
@@ -244,10 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_database(home)
         with connect() as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-    path = save_results(results, "export")
-    print(format_table(results))
-    print(f"\nFigures: {path}")
-    return 0
+    return finish(results, "export", None, format_table(results))
 
 
 if __name__ == "__main__":

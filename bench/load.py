@@ -30,16 +30,16 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any
 
 import psutil
 
 from bench import locomo
 from bench.databases import setup_django
+from bench.floor import cores
 from bench.locomo import DEFAULT_PATH
-from bench.report import RESULTS_DIR, code_version, latency_figures, machine, render, save_results, table
-from bench.service import Server, served
+from bench.report import RESULTS_DIR, finish, latency_figures, render, run_record, table
+from bench.service import Server, bench_api_key, served
 from bench.synthetic import ensure_dataset
 
 __all__ = ["main", "run"]
@@ -58,7 +58,7 @@ def _ceiling(texts: list[str], seconds: float) -> float:
     """Single-query embeddings per second with one thread per core (the model's raw throughput)."""
     from memories.llm.local import LocalEmbedder
 
-    cores = len(psutil.Process().cpu_affinity() or [0])
+    threads = cores()
     embedder = LocalEmbedder(threads=1)
     embedder.embed(["warm up"])
     done = [0]
@@ -69,13 +69,13 @@ def _ceiling(texts: list[str], seconds: float) -> float:
         i = offset
         while time.monotonic() < stop:
             embedder.encode([texts[i % len(texts)]])
-            i += cores
+            i += threads
             with lock:
                 done[0] += 1
 
     started = time.monotonic()
-    with ThreadPoolExecutor(cores) as pool:
-        list(pool.map(loop, range(cores)))
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(loop, range(threads)))
     return done[0] / (time.monotonic() - started)
 
 
@@ -155,14 +155,13 @@ def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes:
     from django.db import connection
 
     from memories.models import Session
-    from memories.services.api_keys import api_key_create
 
     dataset = ensure_dataset(messages=messages)
     questions = locomo.questions(DEFAULT_PATH)
     pick = random.Random(0)
     sessions = list(Session.objects.values_list("user__external_id", "external_id"))
     work = [(*pick.choice(sessions), questions[i % len(questions)]) for i in range(2000)]
-    _, api_key = api_key_create(name="load benchmark", user_external_ids=[], all_users=True)
+    api_key = bench_api_key()
     database = connection.settings_dict["NAME"]
     ceiling = _ceiling(questions, seconds=min(seconds, 10))
     runs = []
@@ -175,10 +174,7 @@ def run(*, messages: int, clients: Sequence[int], seconds: float, web_processes:
                 runs.append({"web_processes": processes, **result})
                 logger.info("%s", json.dumps(runs[-1]))
     return {
-        "benchmark": "load",
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "code": code_version(),
+        **run_record("load", at="created_at"),
         "dataset": dataset,
         "ceiling_queries_per_second": round(ceiling, 1),
         "runs": runs,
@@ -231,10 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     results = run(messages=args.messages, clients=args.clients, seconds=args.seconds, web_processes=args.web_processes)
-    output = save_results(results, "load")
-    print(format_table(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "load", None, format_table(results))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import mean, median
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.stats import bootstrap, permutation_test
@@ -25,8 +26,8 @@ __all__ = [
     "compared_metrics",
     "group_means",
     "group_medians",
-    "interleave",
     "paired_difference",
+    "paired_differences",
     "read_evidence",
     "ranking_metrics",
     "session_key",
@@ -34,6 +35,8 @@ __all__ = [
     "session_recall",
     "sessions_of",
 ]
+
+T = TypeVar("T")
 
 # Category numbers as stored in the LoCoMo file; names as commonly mapped (the file holds numbers only).
 CATEGORY_NAMES: dict[int, str] = {
@@ -72,14 +75,6 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 def sessions_of(ranked_turns: Iterable[str]) -> list[str]:
     """The session ranking of a turn ranking: each turn's session in rank order, duplicates dropped."""
     return _dedupe(session_of(t) for t in ranked_turns)
-
-
-def interleave(*rankings: Sequence[str]) -> list[str]:
-    """Round-robin merge of rankings (first of each, then second of each, ...), duplicates dropped."""
-    merged: list[str] = []
-    for rank in range(max((len(r) for r in rankings), default=0)):
-        merged.extend(r[rank] for r in rankings if rank < len(r))
-    return _dedupe(merged)
 
 
 @dataclass(frozen=True)
@@ -198,9 +193,9 @@ def compared_metrics(ks: Sequence[int]) -> list[str]:
     return [f"{name}@{min(ks, key=lambda k: (abs(k - at), -k))}" for name, at in COMPARED_AT.items()]
 
 
-def _members(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict[str, list[Mapping[str, float]]]:
-    """The metrics of each report group's questions (every group of ``GROUPS``, and any other category)."""
-    members: dict[str, list[Mapping[str, float]]] = {group: [] for group in GROUPS}
+def _members(rows: Sequence[tuple[int, T]]) -> dict[str, list[T]]:
+    """The rows of each report group's questions (every group of ``GROUPS``, and any other category)."""
+    members: dict[str, list[T]] = {group: [] for group in GROUPS}
     for category, metrics in rows:
         members.setdefault(str(category), []).append(metrics)
         if 1 <= category <= 4:
@@ -328,3 +323,31 @@ def paired_difference(
     return PairedDifference(
         centre, float(interval.low), float(interval.high), p_value, len(differences), confidence_level
     )
+
+
+def paired_differences(
+    ours: Sequence[tuple[int, Mapping[str, float]]],
+    theirs: Sequence[tuple[int, Mapping[str, float]]],
+    ks: Sequence[int],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Ours minus a baseline per report group and ``compared_metrics``: ``{group: {metric: ...}}``.
+
+    Each entry holds ``paired_difference``'s fields and its ``verdict``. ``ours`` and ``theirs``
+    are the systems' ``(category, metrics)`` per question, in the same question order.
+
+    Raises:
+        RuntimeError: the two are not in the same question order (their categories differ).
+    """
+    if [category for category, _ in ours] != [category for category, _ in theirs]:
+        raise RuntimeError("The baseline's rows are not in the same question order as ours.")
+    pairs = _members([(category, (o, t)) for (category, o), (_, t) in zip(ours, theirs, strict=True)])
+    differences: dict[str, dict[str, dict[str, Any]]] = {}
+    for group in GROUPS:
+        if pairs[group]:
+            differences[group] = {}
+            for metric in compared_metrics(ks):
+                difference = paired_difference(
+                    [o[metric] for o, _ in pairs[group]], [t[metric] for _, t in pairs[group]]
+                )
+                differences[group][metric] = {**asdict(difference), "verdict": difference.verdict}
+    return differences

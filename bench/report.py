@@ -27,10 +27,12 @@ __all__ = [
     "REPO_ROOT",
     "RESULTS_DIR",
     "code_version",
+    "finish",
     "latency_figures",
     "machine",
     "percentile",
     "render",
+    "run_record",
     "save_results",
     "table",
 ]
@@ -89,6 +91,12 @@ def code_version() -> dict[str, Any]:
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(status) if status is not None else None}
 
 
+def run_record(benchmark: str, *, at: str = "started_at") -> dict[str, Any]:
+    """What a results file opens with: ``{"benchmark", <at>: the UTC time, "machine", "code"}``."""
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return {"benchmark": benchmark, at: now, "machine": machine(), "code": code_version()}
+
+
 def table(
     header: Sequence[str],
     rows: Iterable[Sequence[Any]],
@@ -133,3 +141,10 @@ def save_results(results: dict[str, Any], name: str, output: Path | None = None)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     return path
+
+
+def finish(results: dict[str, Any], name: str, output: Path | None, *text: str) -> int:
+    """Save ``results`` (``save_results``), print ``text`` and the results file; returns 0, the exit status."""
+    path = save_results(results, name, output)
+    print(*text, f"results: {path}", sep="\n")
+    return 0

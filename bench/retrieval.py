@@ -9,62 +9,24 @@ Run from the repository root::
 The table goes to stdout, the full results (machine, data, timings, per-question rankings) to
 ``bench/results/retrieval-<UTC timestamp>.json``.
 
-Data: LoCoMo (Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM
-Agents", ACL 2024; github.com/snap-research/locomo). Each sample is one end user; each
-question names the turns that answer it (``evidence``, dialogue ids such as ``"D3:12"`` =
-session 3, turn 12) and has a category: 1 multi-hop, 2 temporal, 3 open-domain,
-4 single-hop, 5 adversarial (unanswerable). Categories 1-4 are reported one by one and
-together; category 5 apart.
-
-How:
-
-1. A throwaway database is created (Django's test-database machinery: it works with the
-   embedded server and with ``DATABASE_URL``) and always dropped at the end.
-2. Every conversation is imported through the service's own write path, as
-   ``manage.py import_conversations`` does: ``messages_add`` per session; django-q2 runs in
-   sync mode, so embedding and the summary of the previous session run when each session's
-   transaction commits. The last session of each user is then summarised with
-   ``summary_create`` (production does that through the idle sweep).
-3. Each question goes through the GraphQL ``search`` in-process (Django's test client, an
-   all-users API key) with the default arguments a frontend gets: only ``userId`` and
-   ``query``. So the hits are what the service returns by default (``SEARCH_DEFAULT_TOP_K``,
-   messages, summaries, knowledge and diaries ranked together) and the answer stage runs.
-4. Baselines on the same data and the same query vector (``bench.baselines``): BM25 over
-   the user's turns, and exact cosine over the turn vectors the service stored.
-
-Metrics (``bench.metrics``), averaged over questions:
-
-- ``turn_recall@k``: share of the question's evidence turns among the first ``k`` results'
-  message hits and the turns the facts among them were raised from (which a fact stands in for);
-  a summary in the results takes a place, and counts no turn;
-- ``turn_hit@k``: 1 if any evidence turn is among them;
-- ``mrr@K``: mean reciprocal rank of the first evidence turn within the top ``K = max(k)``,
-  0 when none is there (Voorhees, "The TREC-8 Question Answering Track Report", 1999);
-- ``session_recall@k``: share of the evidence sessions among the first ``k`` sessions the
-  results point at (a message's session or a summary's, duplicates dropped); for the
-  baselines, the sessions of their ranked turns;
-- ours only: ``session_hit@K`` (any evidence session among the results), ``evidence_shown_any``
-  / ``_all`` (any / every evidence turn among the turns the results show, neighbouring turns
-  included), ``retrieved_tokens`` (the results' text blocks, by ``memories.search.prompt``'s
-  tokenizer; the median is reported) and ``answer_found`` (the answer passed the relevance gate).
-
-Ours is compared with each baseline on the targets' metrics (turn recall@10, session
-recall@5) per report group (``bench.metrics.paired_difference``): the mean per-question
-difference, its 95% interval by a paired bootstrap over questions, the p-value of a
-sign-flip permutation test, and a verdict, "ahead" or "behind" when both rule out 0, else
-"within noise". They say whether a gap can be told from 0 given how much the questions
-vary; they treat the questions as independent, though they come from a few conversations.
-
-Evidence entries not written as one clean id (``"D8:6; D9:17"``, ``"D:11:26"``, ``"D30:05"``)
-are read as the ids they hold (``bench.metrics.read_evidence``) and counted; ids that are
-malformed (``"D10:"``), absent from the conversation, or in a session not imported
-(``--max-sessions``) are skipped and counted; a question left with no evidence is skipped.
+The method and the metrics are in docs/benchmarks.md ("Retrieval quality on LoCoMo"). Data:
+LoCoMo (Maharana et al., ACL 2024; ``bench.locomo``), each sample one end user. The
+conversations are imported through the service's own write path (``bench.retrieval_import``)
+into a throwaway database (``bench.databases``); each question goes through the GraphQL
+``search`` in-process with the default arguments a frontend gets (only ``userId`` and
+``query``); the baselines (``bench.baselines``: BM25, exact cosine over the stored turn
+vectors) rank the same turns with the same query vector. Every system is scored by the same
+functions (``bench.metrics.ranking_metrics``; ours also ``session_hit@K``,
+``evidence_shown_any`` / ``_all``, ``retrieved_tokens``, ``answer_found``), and ours is compared
+with each baseline on turn recall@10 and session recall@5 (``bench.metrics.paired_differences``).
+Evidence entries not written as one clean id are read as the ids they hold; ids malformed,
+absent from the conversation or not imported (``--max-sessions``) are skipped; both are counted
+(``bench.metrics.clean_evidence``), and a question left with no evidence is skipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -74,9 +36,8 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tqdm import tqdm
 
@@ -88,22 +49,25 @@ from bench.metrics import (
     RepairedEvidence,
     SkippedEvidence,
     clean_evidence,
-    compared_metrics,
     group_means,
     group_medians,
-    paired_difference,
+    paired_differences,
     ranking_metrics,
     session_key,
     session_of,
     session_recall,
 )
-from bench.report import code_version, machine, save_results
-from bench.retrieval_import import check_import, import_sessions, index_user
+from bench.report import finish, run_record
+from bench.retrieval_import import (
+    check_import,
+    import_sessions,
+    index_user,
+    read_samples,
+    sessions_to_import,
+    turn_ids_in_file,
+)
 from bench.retrieval_tables import format_tables, summary_line
-from bench.service import graphql_in_process
-
-if TYPE_CHECKING:
-    pass
+from bench.service import graphql_in_process, in_process_client
 
 __all__ = ["SMOKE", "main", "run"]
 
@@ -156,7 +120,7 @@ def run(
     if not Conf.SYNC:
         raise RuntimeError("django-q2 is not in sync mode: set Q_SYNC=1 before Django starts.")
     path = Path(path)
-    conversations = _read_samples(path, samples)
+    conversations = read_samples(path, samples)
     if use_current_database:
         return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=False)
     if keep_database:
@@ -165,37 +129,6 @@ def run(
 
     with throwaway_database("memories"):
         return _benchmark(path, conversations, max_sessions, ks, progress, throwaway=True)
-
-
-# --- Input -----------------------------------------------------------------------------
-
-
-def _read_samples(path: Path, samples: Sequence[str] | None) -> dict[str, dict[str, Any]]:
-    """The file's samples by ``sample_id``, in file order, only ``samples`` when given."""
-    data = json.loads(path.read_text())
-    if not isinstance(data, list):
-        raise ValueError("A LoCoMo file is a JSON list of samples.")
-    by_id = {str(sample["sample_id"]): sample for sample in data}
-    if samples:
-        unknown = sorted(set(samples) - by_id.keys())
-        if unknown:
-            raise ValueError(f"No such samples in {path}: {', '.join(unknown)}.")
-        by_id = {sample_id: sample for sample_id, sample in by_id.items() if sample_id in samples}
-    return by_id
-
-
-def _session_number(session_id: str) -> int:
-    return int(session_id.rsplit("_", 1)[1])
-
-
-def _turn_ids_in_file(sample: dict[str, Any]) -> set[str]:
-    conversation = sample["conversation"]
-    return {
-        str(turn["dia_id"])
-        for key, turns in conversation.items()
-        if key.startswith("session_") and isinstance(turns, list)
-        for turn in turns
-    }
 
 
 @contextmanager
@@ -219,23 +152,14 @@ def _benchmark(
 ) -> dict[str, Any]:
     from django.conf import settings
     from django.db import connection
-    from django.test import Client
 
-    from memories.importers import locomo_sessions
     from memories.llm import get_embedder
     from memories.search.prompt import count_tokens
-    from memories.services.api_keys import api_key_create
 
-    sessions = [
-        s
-        for s in locomo_sessions(path)
-        if s.user_id in conversations and (max_sessions is None or _session_number(s.session_id) <= max_sessions)
-    ]
-    stats = import_sessions(sessions, progress=progress)
+    stats = import_sessions(sessions_to_import(path, conversations, max_sessions), progress=progress)
     check_import(list(conversations))
     users = {sample_id: index_user(sample_id) for sample_id in conversations}
-    _, api_key = api_key_create(name="retrieval benchmark", user_external_ids=[], all_users=True)
-    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    client = in_process_client()
 
     top = max(ks)
     questions = [
@@ -248,7 +172,7 @@ def _benchmark(
     repaired: list[RepairedEvidence] = []
     skipped_questions: list[dict[str, Any]] = []
     per_question: list[dict[str, Any]] = []
-    in_file = {sample_id: _turn_ids_in_file(sample) for sample_id, sample in conversations.items()}
+    in_file = {sample_id: turn_ids_in_file(sample) for sample_id, sample in conversations.items()}
 
     for sample_id, index, qa in tqdm(questions, desc="questions", unit="q", disable=not progress):
         user = users[sample_id]
@@ -328,10 +252,7 @@ def _benchmark(
 
     evaluated = group_means(rows["ours"])
     return {
-        "benchmark": "retrieval",
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "code": code_version(),
+        **run_record("retrieval", at="created_at"),
         "database": {
             "vendor": connection.vendor,
             "server_version": getattr(connection, "pg_version", None),
@@ -376,7 +297,7 @@ def _benchmark(
         },
         "systems": {system: group_means(rows[system]) for system in SYSTEMS},
         "retrieved_tokens_median": group_medians(rows["ours"], "retrieved_tokens"),
-        "differences": _differences(rows, ks),
+        "differences": {b: paired_differences(rows["ours"], rows[b], ks) for b in BASELINES},
         "per_question": per_question,
     }
 
@@ -390,37 +311,6 @@ query Search($input: SearchInput!) {
   }
 }
 """
-
-
-def _differences(
-    rows: dict[str, list[tuple[int, dict[str, float]]]], ks: Sequence[int]
-) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
-    """Ours minus each baseline per report group and compared metric: ``{baseline: {group: {metric: ...}}}``.
-
-    Each entry holds ``paired_difference``'s fields (the mean per-question difference, its 95%
-    interval, the permutation test's p-value, ``n``) and its ``verdict``. ``rows`` are the
-    systems' ``(category, metrics)`` per question, in the same question order for every system.
-
-    Raises:
-        RuntimeError: two systems' rows are not in the same question order (their categories differ).
-    """
-    differences: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-    for baseline in BASELINES:
-        by_group = differences.setdefault(baseline, {})
-        for group in GROUPS:
-            pairs = []
-            for (category, ours), (their_category, theirs) in zip(rows["ours"], rows[baseline], strict=True):
-                if category != their_category:
-                    raise RuntimeError(f"The {baseline} rows are not in the same question order as ours.")
-                if str(category) == group or (group == "1-4" and 1 <= category <= 4):
-                    pairs.append((ours, theirs))
-            if not pairs:
-                continue
-            by_group[group] = {}
-            for metric in compared_metrics(ks):
-                difference = paired_difference([o[metric] for o, _ in pairs], [t[metric] for _, t in pairs])
-                by_group[group][metric] = {**asdict(difference), "verdict": difference.verdict}
-    return differences
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -461,12 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    output = save_results(results, "retrieval", args.output)
-    print(format_tables(results))
-    print()
-    print(summary_line(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "retrieval", args.output, format_tables(results), "", summary_line(results))
 
 
 if __name__ == "__main__":

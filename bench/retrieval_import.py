@@ -1,13 +1,15 @@
-"""The conversations ``bench.retrieval`` imports through the service's own write path, and each end user as the
-systems see them (their turns' LoCoMo ids, BM25 and dense rankers over them)."""
+"""The conversations ``bench.retrieval`` reads and imports through the service's own write path, and each end
+user as the systems see them (their turns' LoCoMo ids, BM25 and dense rankers over them)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -16,9 +18,58 @@ from bench.baselines import BM25Ranker, DenseRanker
 if TYPE_CHECKING:
     from memories.importers import LocomoSession
 
-__all__ = ["ImportStats", "UserIndex", "check_import", "import_sessions", "index_user"]
+__all__ = [
+    "ImportStats",
+    "UserIndex",
+    "check_import",
+    "import_sessions",
+    "index_user",
+    "read_samples",
+    "sessions_to_import",
+    "turn_ids_in_file",
+]
 
 CHANNEL = "locomo"  # the channel the imported sessions are stored on
+
+
+def read_samples(path: Path, samples: Sequence[str] | None) -> dict[str, dict[str, Any]]:
+    """The file's samples by ``sample_id``, in file order, only ``samples`` when given.
+
+    Raises:
+        ValueError: a file that is not a JSON list, or unknown sample ids.
+    """
+    data = json.loads(path.read_text())
+    if not isinstance(data, list):
+        raise ValueError("A LoCoMo file is a JSON list of samples.")
+    by_id = {str(sample["sample_id"]): sample for sample in data}
+    if samples:
+        unknown = sorted(set(samples) - by_id.keys())
+        if unknown:
+            raise ValueError(f"No such samples in {path}: {', '.join(unknown)}.")
+        by_id = {sample_id: sample for sample_id, sample in by_id.items() if sample_id in samples}
+    return by_id
+
+
+def turn_ids_in_file(sample: dict[str, Any]) -> set[str]:
+    """Every turn id (``dia_id``) of the sample's conversation."""
+    conversation = sample["conversation"]
+    return {
+        str(turn["dia_id"])
+        for key, turns in conversation.items()
+        if key.startswith("session_") and isinstance(turns, list)
+        for turn in turns
+    }
+
+
+def sessions_to_import(path: Path, samples: dict[str, Any], max_sessions: int | None) -> list[LocomoSession]:
+    """The file's sessions of ``samples``, only sessions 1..``max_sessions`` of each when given."""
+    from memories.importers import locomo_sessions
+
+    return [
+        s
+        for s in locomo_sessions(path)
+        if s.user_id in samples and (max_sessions is None or int(s.session_id.rsplit("_", 1)[1]) <= max_sessions)
+    ]
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ __all__ = [
     "child_env",
     "free_port",
     "graphql_in_process",
+    "in_process_client",
     "peak_rss_mb",
     "running",
     "served",
@@ -148,6 +149,13 @@ def bench_api_key() -> str:
 
     _, raw_key = api_key_create(name=f"bench-{os.getpid()}", all_users=True)
     return raw_key
+
+
+def in_process_client(api_key: str | None = None) -> Client:
+    """Django's test client carrying ``api_key`` (default: a new ``bench_api_key``), for ``graphql_in_process``."""
+    from django.test import Client
+
+    return Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key or bench_api_key()}")
 
 
 def child_env(database: str, **extra: str) -> dict[str, str]:

@@ -8,42 +8,14 @@ Run from the repository root::
 
 The table goes to stdout, everything measured to ``bench/results/speed-<UTC time>.json``.
 
-For each size (``bench.synthetic``: N messages over 1,000 end users with proportional
-summaries, knowledge and diaries, random unit vectors; built once and reused):
-
-1. **Database round-trips per request**: one GraphQL ``search`` (default arguments, for
-   ``topK`` 1, 5, 10, 25 and 50) and one ``context``, run in-process through Django's test
-   client (authentication included), their queries counted with ``CaptureQueriesContext``.
-2. **Latency**: the service is started as ``make run`` starts it (``manage.py serve
-   --no-worker``: gunicorn on the Procfile's ``web`` line) on the dataset, and ``--queries``
-   LoCoMo questions, each about a random end user, are sent one after the other over one
-   keep-alive HTTP connection, after a first pass that searches each end user once (timed
-   apart: the first search of a user whose rows are not in PostgreSQL's buffer cache yet).
-   Three requests (``MODES``): ``search`` (``search(input: {userId, query})``, nothing else
-   set: the answer on, with the configured chat backend, offline the verbatim turns),
-   ``retrieval`` (the same with ``answer: false``) and ``context`` (``context(input: {userId,
-   sessionId, query})``, a session of that user). Client-side wall time per request;
-   p50 / p95 / p99 (``bench.report.latency_figures``).
-3. **Floor**: the same questions embedded one at a time in this process by the offline
-   model as sentence-transformers runs it (PyTorch), with a thread per core and with the
-   web process's ``EMBEDDING_THREADS``: the faster median is the time no search can beat.
-   The service's own runtime (ONNX Runtime by default) is measured beside it. Requests and
-   floor alternate in ``FLOOR_BLOCKS`` blocks of the questions (``_latency_and_floor``), so
-   that both meet the same phases of the machine's speed. The targets (issue 21): p50 <=
-   1.5 x floor + 5 ms and p95 <= 50 ms, for ``search`` and ``context``.
-4. **Peak RSS** (``VmHWM``) of the web server's worker process after the latency runs.
-
-Once per run, on a fresh database ``bench_ingest``:
-
-5. **Ingest** (``bench.ingest``): ``addMessages`` over HTTP with batches of 1, 10 and 100 messages, each call a
-   new end user's session (so no summary work is queued), the worker stopped: accepted
-   messages per second.
-6. **Worker**: the model's raw batch throughput on what the worker embeds for those messages
-   (``Embedder.embed`` on each message's ``embedding_parts``, in batches of
-   ``EMBEDDING_BATCH_SIZE``, in this process; messages per second), then the worker is started as
-   ``make worker`` starts it (``manage.py serve worker``) and timed until every message has
-   its vector: embeddings per second, their ratio, and the worker's peak RSS (its processes
-   together).
+The method is in docs/benchmarks.md ("Speed and scale"). For each size (a ``bench.synthetic``
+dataset of N messages over 1,000 end users, built once and reused): database round-trips per
+request (``_round_trips``); the latency of each of ``MODES`` over HTTP against the service
+served as ``make run`` serves it, after a first pass that searches each end user once
+(``_first_search_of_each_user``), alternating with the floor (``bench.floor``) in
+``FLOOR_BLOCKS`` blocks (``_latency_and_floor``); the web worker's peak RSS (``VmHWM``). Once
+per run, on a fresh database: ingest and worker throughput (``bench.ingest``). The targets
+(issue 21): p50 <= 1.5 x floor + 5 ms and p95 <= 50 ms, for ``search`` and ``context``.
 
 chatmemory side by side on one LoCoMo conversation: ``bench.compare_chatmemory``.
 """
@@ -53,31 +25,25 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import os
 import random
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bench import locomo
 from bench.databases import setup_django
+from bench.floor import P95_MS, SERVICE_RUNTIME, floor_embedders, floor_ms, meets_targets, timed_embeddings
 from bench.ingest import ingest_and_worker
 from bench.locomo import DEFAULT_PATH
-from bench.report import RESULTS_DIR, code_version, latency_figures, machine, render, save_results, table
-from bench.service import Server, bench_api_key, served
+from bench.report import RESULTS_DIR, finish, latency_figures, render, run_record, table
+from bench.service import Server, bench_api_key, in_process_client, served
 from bench.synthetic import DEFAULT_USERS, ensure_dataset, size_label
 
-if TYPE_CHECKING:
-    from memories.llm.local import LocalEmbedder
-
-__all__ = ["main", "meets_targets", "run"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["main", "run"]
 
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_QUERIES = 500
@@ -86,16 +52,10 @@ WARM_UP_QUERIES = 20
 # (``_latency_and_floor``), each block after the first preceded by this many untimed ones.
 FLOOR_BLOCKS = 5
 BLOCK_WARM_UP = 2
-# The service's runtime, measured beside the floor (``_floor_embedders``).
-SERVICE_RUNTIME = "service_runtime"
 ROUND_TRIP_TOP_KS = (1, 5, 10, 25, 50)
 INGEST_BATCHES = {1: 500, 10: 2000, 100: 5000}  # batch size -> messages sent
 SMOKE = {"sizes": (2000,), "users": 100, "queries": 20, "ingest": {1: 10, 10: 20, 100: 200}}
-# Issue 21's targets for ``search`` and ``context``: p50 <= FLOOR_FACTOR x floor + FLOOR_MARGIN_MS, p95 <= P95_MS.
-FLOOR_FACTOR = 1.5
-FLOOR_MARGIN_MS = 5.0
-P95_MS = 50.0
-# The requests timed, in the order each block sends them; the targets apply to search and context.
+# The requests timed, in the order each block sends them; the targets (``bench.floor``) to ``TARGET_MODES``.
 MODES = ("search", "retrieval", "context")
 TARGET_MODES = ("search", "context")
 
@@ -144,22 +104,6 @@ def _request(mode: str, question: Question, *, top_k: int | None = None) -> tupl
     if top_k is not None:
         data["topK"] = top_k
     return SEARCH, {"input": data}
-
-
-def meets_targets(figures: dict[str, float], floor_ms: float) -> dict[str, Any]:
-    """Issue 21's targets for one request's latency figures against the floor (ms).
-
-    Returns:
-        ``{"p50_over_floor", "p50_limit_ms", "p50_ok", "p95_ok"}``: the limit is
-        ``FLOOR_FACTOR`` x floor + ``FLOOR_MARGIN_MS``; p95 must be at most ``P95_MS``.
-    """
-    limit = FLOOR_FACTOR * floor_ms + FLOOR_MARGIN_MS
-    return {
-        "p50_over_floor": round(figures["p50_ms"] / floor_ms, 2),
-        "p50_limit_ms": round(limit, 2),
-        "p50_ok": figures["p50_ms"] <= limit,
-        "p95_ok": figures["p95_ms"] <= P95_MS,
-    }
 
 
 # --- Questions ----------------------------------------------------------------------------
@@ -213,7 +157,7 @@ def _latency_and_floor(
     """Latency of each of ``MODES`` and the floor, measured in ``FLOOR_BLOCKS`` alternating blocks.
 
     Each block of the questions is sent over HTTP in each mode in turn, and then embedded in
-    this process by each of ``_floor_embedders`` while the server is idle: the machine's
+    this process by each of ``floor_embedders`` while the server is idle: the machine's
     speed drifts over a run, and in alternating blocks requests and floor sample the same
     phases. After an idle block, the first ``BLOCK_WARM_UP`` questions of each mode and
     model are run untimed (they also reopen the keep-alive connection the server closed).
@@ -225,9 +169,9 @@ def _latency_and_floor(
     """
     from tqdm import tqdm
 
-    embedders = _floor_embedders()
+    embedders = floor_embedders()
     for _, _, embedder in embedders.values():  # loads the models
-        _timed_embeddings(embedder, questions[:WARM_UP_QUERIES])
+        timed_embeddings(embedder, [q.text for q in questions[:WARM_UP_QUERIES]])
     for mode in MODES:
         for question in questions[:WARM_UP_QUERIES]:
             server.post(*_request(mode, question))
@@ -250,8 +194,8 @@ def _latency_and_floor(
                         key = data["search"]["answerMode"]
                         answer_modes[key] = answer_modes.get(key, 0) + 1
             for label, (_, _, embedder) in embedders.items():
-                _timed_embeddings(embedder, warm_up)
-                seconds[label] += _timed_embeddings(embedder, block)
+                timed_embeddings(embedder, [q.text for q in warm_up])
+                seconds[label] += timed_embeddings(embedder, [q.text for q in block])
             for name, values in seconds.items():
                 block_p50s[name].append(round(statistics.median(values[-len(block) :]) * 1000, 2))
             bar.update(len(block))
@@ -269,56 +213,12 @@ def _latency_and_floor(
     return latency, floor
 
 
-def _floor_embedders() -> dict[str, tuple[int, str, Any]]:
-    """The in-process models the floor is measured with: label -> ``(threads, runtime, LocalEmbedder)``.
-
-    The floor is the offline model as sentence-transformers runs it, in PyTorch.
-    ``every_core``: a torch thread per core; ``web_process``: the web process's thread count
-    (``EMBEDDING_THREADS``). The p50 ratio is taken against the faster of the two
-    (``_floor_ms``). ``SERVICE_RUNTIME``: the runtime the service embeds with
-    (``EMBEDDING_RUNTIME``) and the web process's thread count; not the floor, reported beside
-    it. Absent when that runtime is torch. Each is a model of its own: torch's thread count is
-    set on load.
-    """
-    from django.conf import settings
-
-    from memories.llm.local import LocalEmbedder
-
-    runs = [("every_core", _cores(), "torch"), ("web_process", settings.EMBEDDING_THREADS, "torch")]
-    if settings.EMBEDDING_RUNTIME != "torch":
-        runs.append((SERVICE_RUNTIME, settings.EMBEDDING_THREADS, settings.EMBEDDING_RUNTIME))
-    return {
-        label: (threads, runtime, LocalEmbedder(threads=threads, runtime=runtime, cache_dir=settings.MODEL_CACHE_DIR))
-        for label, threads, runtime in runs
-    }
-
-
-def _timed_embeddings(embedder: LocalEmbedder, questions: list[Question]) -> list[float]:
-    """Seconds to embed each question alone, one after the other."""
-    seconds = []
-    for question in questions:
-        started = time.perf_counter()
-        embedder.embed([question.text])
-        seconds.append(time.perf_counter() - started)
-    return seconds
-
-
-def _floor_ms(floors: dict[str, dict[str, float]]) -> float:
-    """The floor: the faster median of the two PyTorch measurements (``_floor_embedders``), in ms."""
-    return min(floors[name]["p50_ms"] for name in ("every_core", "web_process"))
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 def _round_trips(api_key: str, question: Question) -> dict[str, Any]:
     """Database queries per request: ``search`` for each ``topK`` of ``ROUND_TRIP_TOP_KS``, and ``context``."""
     from django.db import connection
-    from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    client = in_process_client(api_key)
 
     def count(query: str, variables: dict[str, Any]) -> int:
         with CaptureQueriesContext(connection) as queries:
@@ -349,19 +249,19 @@ def _scale(messages: int, users: int, queries: int, source: Path, progress: bool
     log = RESULTS_DIR / f"speed-server-{size_label(messages)}.log"
     with served(dataset["database"], raw_key, log) as server:
         first = _first_search_of_each_user(server, first_pass, progress)
-        latency, floor = _latency_and_floor(server, questions, progress=progress)
+        latency, floors = _latency_and_floor(server, questions, progress=progress)
         web_rss = server.peak_rss_mb()
-    floor_ms = _floor_ms(floor)
+    floor = floor_ms(floors)
     return {
         "dataset": dataset,
         "round_trips": round_trips,
-        "latency": {"first_search_of_each_user": first, **latency, "query_embedding": floor},
-        "floor_ms": floor_ms,
-        "targets": {mode: meets_targets(latency[mode], floor_ms) for mode in TARGET_MODES},
+        "latency": {"first_search_of_each_user": first, **latency, "query_embedding": floors},
+        "floor_ms": floor,
+        "targets": {mode: meets_targets(latency[mode], floor) for mode in TARGET_MODES},
         "p50_over_service_embedding": {
-            mode: round(latency[mode]["p50_ms"] / floor[SERVICE_RUNTIME]["p50_ms"], 2)
+            mode: round(latency[mode]["p50_ms"] / floors[SERVICE_RUNTIME]["p50_ms"], 2)
             for mode in MODES
-            if SERVICE_RUNTIME in floor
+            if SERVICE_RUNTIME in floors
         },
         "peak_rss_mb": {"web": web_rss},
     }
@@ -394,10 +294,7 @@ def run(
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
-        "benchmark": "speed",
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
-        "code": code_version(),
+        **run_record("speed"),
         "config": {
             "embedding_model": settings.EMBEDDING_MODEL,
             "embedding_runtime": settings.EMBEDDING_RUNTIME,
@@ -490,10 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sizes = ()
         ingest = {} if args.no_ingest else INGEST_BATCHES
     results = run(sizes=sizes, users=users, queries=queries, ingest=ingest, source=args.source)
-    output = save_results(results, "speed", args.output)
-    print(format_tables(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "speed", args.output, format_tables(results))
 
 
 if __name__ == "__main__":

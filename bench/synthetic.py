@@ -46,8 +46,6 @@ from bench.locomo import DEFAULT_PATH
 
 __all__ = ["DEFAULT_USERS", "database_name", "ensure_dataset", "main", "size_label"]
 
-logger = logging.getLogger(__name__)
-
 DEFAULT_USERS = 1000
 SESSION_LENGTH = 20
 MESSAGES_PER_KNOWLEDGE = 20
@@ -289,6 +287,7 @@ def _fill(*, messages: int, users: int, source: Path, seed: int) -> dict[str, fl
     return {"load_seconds": round(loaded - started, 1), "index_seconds": round(time.perf_counter() - loaded, 1)}
 
 
+# Django's column type (before any "(size)") -> the type binary COPY is told.
 _COPY_TYPES = {
     "bigint": "int8",
     "integer": "int4",
@@ -298,6 +297,9 @@ _COPY_TYPES = {
     "boolean": "bool",
     "jsonb": "jsonb",
     "text": "text",
+    "varchar": "varchar",
+    "vector": "vector",
+    "timestamp with time zone": "timestamptz",
 }
 
 
@@ -308,18 +310,7 @@ def _copy(cursor, model, rows) -> None:
     from psycopg.types.json import Jsonb
 
     fields = [f for f in model._meta.concrete_fields if not isinstance(f, GeneratedField)]
-    types = []
-    for f in fields:
-        db_type = f.db_type(connection).split("(")[0]
-        types.append(
-            "vector"
-            if db_type == "vector"
-            else "varchar"
-            if db_type == "varchar"
-            else "timestamptz"
-            if db_type.startswith("timestamp")
-            else _COPY_TYPES[db_type]
-        )
+    types = [_COPY_TYPES[f.db_type(connection).split("(")[0]] for f in fields]
     columns = ", ".join(f'"{f.column}"' for f in fields)
     with cursor.copy(f"COPY {model._meta.db_table} ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
         copy.set_types(types)

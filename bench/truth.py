@@ -57,8 +57,8 @@ from typing import Any
 from tqdm import tqdm
 
 from bench.databases import setup_django, throwaway_database, use_kept_database
-from bench.report import render, save_results, table
-from bench.service import graphql_in_process
+from bench.report import finish, render, table
+from bench.service import graphql_in_process, in_process_client
 
 __all__ = ["CONFIGURATIONS", "DEFAULT_PATH", "main", "run", "score_probe"]
 
@@ -214,17 +214,13 @@ def _database(keep: str | None) -> Iterator[bool]:
 def _run_configuration(
     users: list[dict[str, Any]], configuration: str, progress: bool, keep: str | None = None
 ) -> list[dict[str, Any]]:
-    from django.test import Client
-
     from memories.models import Knowledge, KnowledgeStatus
-    from memories.services.api_keys import api_key_create
     from memories.services.history import history_delete
     from memories.services.knowledge import knowledge_approve
     from memories.services.summaries import summaries_enqueue_stale
 
     with _database(keep) as filled, _configured(configuration):
-        _, key = api_key_create(name="truth benchmark", user_external_ids=[], all_users=True)
-        client = Client(HTTP_HOST="localhost", HTTP_AUTHORIZATION=f"Bearer {key}")
+        client = in_process_client()
         for user in tqdm(users, desc=f"{configuration}: sessions", unit="user", disable=not progress or filled):
             if filled:  # the last run's probes go; the conversations stay
                 for i in range(len(user["probes"])):
@@ -349,10 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("django-q", "memories"):
         logging.getLogger(name).setLevel(logging.WARNING)
     results = run(args.path, args.config, users=args.users, keep_database=args.keep_database)
-    output = save_results(results, "truth", args.output)
-    print(format_table(results))
-    print(f"results: {output}")
-    return 0
+    return finish(results, "truth", args.output, format_table(results))
 
 
 if __name__ == "__main__":
