@@ -37,7 +37,8 @@ from memories.services.user_document import (
     parsed_date,
     parsed_time,
 )
-from memories.services.validation import text_errors, user_id_errors
+from memories.services.validation import user_id_errors
+from memories.validators import TEXT_VALIDATORS
 
 __all__ = ["UserImported", "import_user"]
 
@@ -127,6 +128,19 @@ def import_user(*, stream: IO[bytes], merge: bool = False, user_external_id: str
         raise ValidationError(f"The document holds a value the database cannot store: {exc}") from None
 
 
+def _text_problems(value: str, *, max_length: int | None = None) -> list[str]:
+    """Why a text column would refuse ``value`` (``memories.validators``): predicates, ``[]`` when none."""
+    problems = []
+    for validator in TEXT_VALIDATORS:
+        try:
+            validator(value)
+        except ValidationError as error:
+            problems.extend(error.messages)
+    if max_length is not None and len(value) > max_length:
+        problems.append(f"must be at most {max_length} characters.")
+    return problems
+
+
 class _Item:
     """One list item being read, for checks whose errors name it (``messages.17.role``)."""
 
@@ -146,7 +160,7 @@ class _Item:
             raise self.fail(key, "must be text.")
         if not blank and not value.strip():
             raise self.fail(key, "must not be empty.")
-        if problems := text_errors(field=key, value=value, max_length=max_length):
+        if problems := _text_problems(value, max_length=max_length):
             raise self.fail(key, " ".join(problems))
         return value
 
@@ -192,7 +206,7 @@ class _Item:
 
     def texts(self, key: str) -> list[str]:
         values = self.json(key, list)
-        if not all(isinstance(value, str) and not text_errors(field=key, value=value) for value in values):
+        if not all(isinstance(value, str) and not _text_problems(value) for value in values):
             raise self.fail(key, "must be a list of texts.")
         return values
 
@@ -258,8 +272,8 @@ class _Import:
             raise ValidationError({"version": ['"format" and "version" must come first in the document.']})
         item = _Item("user", value)
         external_id = self.user_external_id or item.text("id", blank=False)
-        if problems := user_id_errors(user_external_id=external_id):
-            raise ValidationError({"user.id": problems})
+        if problems := [e for e in user_id_errors(external_id) if e.code != "blank"]:
+            raise ValidationError({"user.id": [f"user.id: {' '.join(ValidationError(problems).messages)}"]})
         created_at = item.time("created_at")
         user = EndUser.objects.filter(external_id=external_id).first()
         if user is not None and not self.merge:

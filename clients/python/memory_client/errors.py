@@ -146,5 +146,6 @@ def error_from_operation_info(messages: Iterable[Any]) -> MemoryApiError:
         FieldError(field=m.field, message=m.message, kind=getattr(m.kind, "value", str(m.kind)), code=m.code)
         for m in messages
     ]
-    kind = field_errors[0].kind if field_errors else "VALIDATION"
-    return _error(field_errors[0].message if field_errors else "Input refused.", kind, field_errors=field_errors)
+    # A refusal for want of permission carries the code FORBIDDEN; other messages only their kind.
+    code = (field_errors[0].code or field_errors[0].kind) if field_errors else "VALIDATION"
+    return _error(field_errors[0].message if field_errors else "Input refused.", code, field_errors=field_errors)
