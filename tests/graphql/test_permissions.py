@@ -18,7 +18,9 @@ from django.core.management.base import CommandError
 from django.db.models import Q
 from django.http import HttpResponse
 from django.test import Client
+from strawberry.utils.str_converters import to_camel_case
 
+from memories.graphql.schema import schema
 from memories.models import ApiKey, Diary, Knowledge, Message, Session, Summary
 from memories.services.api_keys import api_key_hash, api_key_revoke
 from tests.conftest import ADD_MESSAGES, SEARCH
@@ -205,6 +207,25 @@ ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]]
         lambda ids: {},
     ),
     "exportUser": ("exportUser", 'query { exportUser(userId: "alice") }', lambda ids: {}),
+    "entities": ("entities", 'query { entities(userId: "alice") { results { name } } }', lambda ids: {}),
+    "backlog": ("backlog", 'query { backlog(userId: "alice") { messagesWaitingForVector } }', lambda ids: {}),
+    "context": (
+        "context",
+        'query { context(input: {userId: "alice", sessionId: "s1"}) { __typename ... on Context { prompt } '
+        + REFUSED
+        + " } }",
+        lambda ids: {},
+    ),
+    "deleteAllKnowledge": (
+        "deleteAllKnowledge",
+        'mutation { deleteAllKnowledge(userId: "alice") { __typename ' + REFUSED + " } }",
+        lambda ids: {},
+    ),
+    "deleteAllDiaries": (
+        "deleteAllDiaries",
+        'mutation { deleteAllDiaries(userId: "alice") { __typename ' + REFUSED + " } }",
+        lambda ids: {},
+    ),
     "forgetUser": (
         "forgetUser",
         'mutation { forgetUser(userId: "alice") { __typename ' + REFUSED + " } }",
@@ -227,6 +248,13 @@ def test_a_key_scoped_to_bob_cannot_act_on_alice(operation, alice, bob_key, make
     allowed = gql(document, variables(alice), key=make_api_key("alice", "bob"))
     assert "errors" not in allowed, allowed
     assert allowed["data"][field].get("__typename") != "OperationInfo", allowed
+
+
+def test_every_top_level_field_checks_the_scope():
+    """Each field is tried above, on alice with bob's key (curation: tests/graphql/test_curation.py)."""
+    fields = {to_camel_case(f.name) for name in ("Query", "Mutation") for f in schema.get_type_by_name(name).fields}
+    tried = {field for field, _, _ in ON_ALICE.values()} | {"approveKnowledge", "rejectKnowledge"}
+    assert fields == tried
 
 
 SHARED_WRITES = {
