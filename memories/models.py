@@ -18,15 +18,7 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 from simple_history.models import HistoricalRecords
 
-from memories.validators import (
-    ID_ERRORS,
-    NOT_BLANK,
-    TEXT_ERRORS,
-    TEXT_VALIDATORS,
-    SettingMaxLengthValidator,
-    validate_aware_moment,
-    validate_storable_json,
-)
+from memories.validators import content_field, id_field, validate_aware_moment, validate_storable_json
 
 __all__ = [
     "ApiKey",
@@ -62,9 +54,7 @@ def _hnsw_index(name: str) -> HnswIndex:
 class EndUser(models.Model):
     """A user of a chatbot, known by the chatbot's own id (not a Django auth user)."""
 
-    external_id = models.CharField(
-        max_length=255, unique=True, validators=[NOT_BLANK, *TEXT_VALIDATORS], error_messages=ID_ERRORS
-    )
+    external_id = id_field(max_length=255, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -79,10 +69,8 @@ class Session(models.Model):
     """One conversation of an end user, known by the chatbot's session id."""
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
-    external_id = models.CharField(max_length=255, validators=[NOT_BLANK, *TEXT_VALIDATORS], error_messages=ID_ERRORS)
-    channel = models.CharField(
-        max_length=64, blank=True, default="", validators=TEXT_VALIDATORS, error_messages=ID_ERRORS
-    )
+    external_id = id_field(max_length=255)
+    channel = id_field(max_length=64, blank=True)
     first_message_at = models.DateTimeField(null=True, blank=True)
     last_message_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -120,9 +108,7 @@ class Message(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
     # The client's own id for the message (optional): a message re-sent with the same id
     # is not stored twice, so clients can retry and importers can run again.
-    external_id = models.CharField(
-        max_length=255, blank=True, default="", validators=TEXT_VALIDATORS, error_messages=ID_ERRORS
-    )
+    external_id = id_field(max_length=255, blank=True)
     role = models.CharField(
         max_length=16,
         choices=Role.choices,
@@ -131,13 +117,8 @@ class Message(models.Model):
             "blank": f"must be one of {', '.join(Role.values)}, not ''.",
         },
     )
-    content = models.TextField(
-        validators=[NOT_BLANK, *TEXT_VALIDATORS, SettingMaxLengthValidator("MAX_MESSAGE_CHARS")],
-        error_messages=TEXT_ERRORS,
-    )
-    channel = models.CharField(
-        max_length=64, blank=True, default="", validators=TEXT_VALIDATORS, error_messages=ID_ERRORS
-    )
+    content = content_field("MAX_MESSAGE_CHARS")
+    channel = id_field(max_length=64, blank=True)
     metadata = models.JSONField(default=dict, blank=True, validators=[validate_storable_json])
     created_at = models.DateTimeField(default=timezone.now, db_index=True, validators=[validate_aware_moment])
     received_at = models.DateTimeField(auto_now_add=True)
@@ -271,10 +252,7 @@ class Knowledge(models.Model):
     """
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="knowledge")
-    content = models.TextField(
-        validators=[NOT_BLANK, *TEXT_VALIDATORS, SettingMaxLengthValidator("MAX_KNOWLEDGE_CHARS")],
-        error_messages=TEXT_ERRORS,
-    )
+    content = content_field("MAX_KNOWLEDGE_CHARS")
     status = models.CharField(max_length=16, choices=KnowledgeStatus.choices, default=KnowledgeStatus.ACTIVE)
     source_session = models.ForeignKey(
         Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="knowledge_candidates"
@@ -384,10 +362,7 @@ class Diary(models.Model):
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="diaries")
     diary_date = models.DateField()
-    content = models.TextField(
-        validators=[NOT_BLANK, *TEXT_VALIDATORS, SettingMaxLengthValidator("MAX_DIARY_CHARS")],
-        error_messages=TEXT_ERRORS,
-    )
+    content = content_field("MAX_DIARY_CHARS")
     metadata = models.JSONField(default=dict, blank=True, validators=[validate_storable_json])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

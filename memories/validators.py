@@ -1,4 +1,5 @@
-"""Rules for what the models store, as Django validators and field error messages.
+"""Rules for what the models store, as Django validators and field error messages, and the two
+kinds of text field made of them (``id_field``, ``content_field``).
 
 Each message about a field is a predicate ("must not be empty."): a form shows it under the field,
 and the API after the field's name ("userId must not be empty.", ``memories.graphql.errors``).
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxLengthValidator, ProhibitNullCharactersValidator
+from django.db import models
 from django.utils import timezone
 from django.utils.deconstruct import deconstructible
 
@@ -26,6 +28,8 @@ __all__ = [
     "NO_NUL",
     "TEXT_VALIDATORS",
     "SettingMaxLengthValidator",
+    "content_field",
+    "id_field",
     "validate_aware_moment",
     "validate_storable_json",
 ]
@@ -161,3 +165,21 @@ def _holds(value: object, needle: str | re.Pattern) -> bool:
     if isinstance(value, list | tuple):
         return any(_holds(item, needle) for item in value)
     return False
+
+
+def id_field(*, max_length: int, blank: bool = False, unique: bool = False) -> models.CharField:
+    """An id or channel a client sends: not blank unless ``blank`` (then ``""`` by default), no NUL, no
+    lone surrogate, at most ``max_length`` characters."""
+    validators = TEXT_VALIDATORS if blank else [NOT_BLANK, *TEXT_VALIDATORS]
+    extra = {"blank": True, "default": ""} if blank else {}
+    return models.CharField(
+        max_length=max_length, unique=unique, validators=validators, error_messages=ID_ERRORS, **extra
+    )
+
+
+def content_field(setting: str) -> models.TextField:
+    """What a person or a model wrote: not blank, no NUL, no lone surrogate, at most the ``setting``'s
+    characters."""
+    return models.TextField(
+        validators=[NOT_BLANK, *TEXT_VALIDATORS, SettingMaxLengthValidator(setting)], error_messages=TEXT_ERRORS
+    )
