@@ -1,9 +1,12 @@
 """Errors clients see: stable codes, never stack traces or SQL.
 
-Mutations (and ``search``) return validation problems as ``OperationInfo`` results
-(strawberry-django). Anything else a resolver raises ends up here, with a stable code:
+The contract is in docs/api.md ("Errors"). Mutations, ``search`` and ``context`` return what a
+caller can fix in them (validation, an unknown id, permission) as ``OperationInfo`` results
+(strawberry-django; ``memories.graphql.fields``), with the services' argument names turned into the
+API's here (``api_validation_error``). Anything else a resolver raises ends up here, with a stable
+code:
 
-- ``PermissionDenied``: ``FORBIDDEN`` (the caller's API key does not cover that user);
+- ``PermissionDenied`` (a field that reads, refused by ``InUserScope``): ``FORBIDDEN``;
 - ``ValidationError`` (e.g. a page size over the limit): ``BAD_USER_INPUT``, naming the field;
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
 - text PostgreSQL cannot store in an argument the services do not check (a NUL character, a

@@ -2,8 +2,8 @@
 
 The codes are those of the API (docs/api.md, "Errors"): a top-level GraphQL error's
 ``extensions.code``, or, for input a mutation, ``search`` or ``context`` refuses (``OperationInfo``),
-the kind of its first message (``VALIDATION``, ``ERROR``, ``PERMISSION``) with every message in
-``field_errors``.
+the code of its first message (``FORBIDDEN``) or else its kind (``VALIDATION``, ``ERROR``), with every
+message in ``field_errors``.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class UnauthenticatedError(MemoryApiError):
 
 
 class ForbiddenError(MemoryApiError):
-    """``FORBIDDEN`` (HTTP 200, or 403): the API key does not cover that end user (or shared knowledge);
-    ``PERMISSION``: it may not curate."""
+    """``FORBIDDEN`` (HTTP 200, or 403): the API key does not cover that end user (or shared knowledge),
+    or may not curate; ``PERMISSION``: a refusal of the same kind without a code."""
 
 
 class InputError(MemoryApiError):
