@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
-from memories.services.validation import moment_errors
+from memories.services.validation import field_errors, raise_if
 
 __all__ = [
     "diary_list",
@@ -46,15 +46,14 @@ def message_list(
 
     Raises:
         ValidationError: a negative ``within_seconds``, or a ``since`` or ``until`` without a timezone
-            offset or out of range in UTC (``moment_errors``, as ``addMessages`` refuses a ``createdAt``).
+            offset or out of range in UTC (as ``Message.created_at`` refuses them).
     """
-    errors = {
-        name: problems
+    # A bound is checked as the ``created_at`` it is compared with.
+    raise_if(
+        (name, field_errors(Message, "created_at", value))
         for name, value in (("since", since), ("until", until))
-        if (problems := moment_errors(field=name, value=value))
-    }
-    if errors:
-        raise ValidationError(errors)
+        if value is not None
+    )
     queryset = Message.objects.filter(user__external_id=user_external_id).select_related("session")
     if session_external_id is not None:
         queryset = queryset.filter(session__external_id=session_external_id)
@@ -111,7 +110,7 @@ def session_summary_is_current() -> Exists:
 
 def _seconds_ago(seconds: int) -> datetime:
     if seconds < 0:
-        raise ValidationError({"withinSeconds": ["withinSeconds must not be negative."]})
+        raise ValidationError({"within_seconds": ["must not be negative."]})
     return timezone.now() - timedelta(seconds=min(seconds, 10**10))
 
 

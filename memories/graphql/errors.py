@@ -1,9 +1,12 @@
 """Errors clients see: stable codes, never stack traces or SQL.
 
-Mutations (and ``search``) return validation problems as ``OperationInfo`` results
-(strawberry-django). Anything else a resolver raises ends up here, with a stable code:
+The contract is in docs/api.md ("Errors"). Mutations, ``search`` and ``context`` return what a
+caller can fix in them (validation, an unknown id, permission) as ``OperationInfo`` results
+(strawberry-django; ``memories.graphql.fields``), with the services' argument names turned into the
+API's here (``api_validation_error``). Anything else a resolver raises ends up here, with a stable
+code:
 
-- ``PermissionDenied``: ``FORBIDDEN`` (the caller's API key does not cover that user);
+- ``PermissionDenied`` (a field that reads, refused by ``InUserScope``): ``FORBIDDEN``;
 - ``ValidationError`` (e.g. a page size over the limit): ``BAD_USER_INPUT``, naming the field;
 - ``ObjectDoesNotExist``: ``NOT_FOUND``;
 - text PostgreSQL cannot store in an argument the services do not check (a NUL character, a
@@ -41,13 +44,14 @@ from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, Validat
 from django.db import DataError
 from graphql.error import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import MaskErrors
+from strawberry.utils.str_converters import to_camel_case
 
 from memories.database import database_unavailable, first_line, schema_changed
 from memories.http import DATABASE_UNAVAILABLE_MESSAGE
 from memories.llm import ModelBackendError
 from memories.search import ReembeddingNeeded
 
-__all__ = ["SCHEMA_CHANGED", "StableErrors"]
+__all__ = ["SCHEMA_CHANGED", "ApiValidationError", "StableErrors", "api_name", "api_validation_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +63,41 @@ SCHEMA_CHANGED = "memory_schema_changed"
 _MAX_MESSAGE_CHARS = 500
 # Client errors of one request quoted in its log line; the others are counted.
 _LOGGED_ERRORS = 3
+
+
+# Service argument names whose API name is not their camelCase: the one place the two vocabularies meet.
+_API_NAMES = {
+    "user_external_id": "userId",
+    "user_external_ids": "userIds",
+    "session_external_id": "sessionId",
+    "knowledge_id": "id",
+}
+# A predicate about a list's item names the item: "userId must be at most 255 characters." on userIds.
+_ITEM_NAMES = {"user_external_ids": "userId"}
+
+
+def api_name(name: str) -> str:
+    """The API's name of a service argument or model field path: ``user_external_id`` is ``userId``,
+    ``messages.3.created_at`` is ``messages.3.createdAt``."""
+    return ".".join(_API_NAMES.get(part) or to_camel_case(part) for part in name.split("."))
+
+
+class ApiValidationError(ValidationError):
+    """A ``ValidationError`` the GraphQL layer raises itself, already in the API's terms."""
+
+
+def api_validation_error(error: ValidationError) -> ValidationError:
+    """A service's ``ValidationError`` in the API's terms: keyed by API names, and each message about
+    its field (a predicate, beginning with a lower-case letter: ``"must not be empty."``) after the
+    field's API name (``"userId must not be empty."``); sentences are kept as they are."""
+    if isinstance(error, ApiValidationError) or not hasattr(error, "error_dict"):
+        return error
+    named = {}
+    for key, errors in error.error_dict.items():
+        path = api_name(key)
+        subject = _ITEM_NAMES.get(key) or path.rsplit(".", 1)[-1]
+        named[path] = [f"{subject} {m}" if m[:1].islower() else m for m in ValidationError(errors).messages]
+    return ValidationError(named)
 
 
 class StableErrors(MaskErrors):
@@ -154,6 +193,7 @@ def _shortened(message: str) -> str:
 
 
 def _validation_message(error: ValidationError) -> str:
+    error = api_validation_error(error)
     if hasattr(error, "error_dict"):
         return " ".join(f"{field}: {' '.join(messages)}" for field, messages in error.message_dict.items())
     return " ".join(error.messages)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import date
 
 import strawberry
-import strawberry_django
 from django.core.exceptions import ValidationError
 from strawberry.scalars import JSON
 
+from memories.graphql.fields import mutation
 from memories.graphql.inputs import MessageInput
 from memories.graphql.permissions import scope_of
 from memories.graphql.types import (
@@ -47,7 +47,7 @@ def _knowledge_id(value: strawberry.ID) -> int:
 
 @strawberry.type
 class Mutation:
-    @strawberry_django.mutation(
+    @mutation(
         description="Store messages of a session in one transaction; embedding and summaries follow in the worker.",
     )
     def add_messages(
@@ -70,7 +70,7 @@ class Mutation:
         )
         return AddMessagesResult(session=added.session, messages=added.messages, skipped=added.skipped)  # type: ignore[arg-type]
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Delete a user's messages (all, one session's or one channel's) and the summaries built on them.",
     )
     def delete_history(
@@ -84,7 +84,7 @@ class Mutation:
             resummarized_session_ids=deleted.resummarized_session_ids,
         )
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Summarise now (not when idle) a user's sessions lacking a current summary (all of them with "
         "`overwrite`; at most `maxCount`, the most recently active first).",
     )
@@ -96,7 +96,7 @@ class Mutation:
         )
         return QueuedSummariesResult(queued_session_ids=queued)
 
-    @strawberry_django.mutation(
+    @mutation(
         description=(
             "Delete a user's summaries (all or one session's). Summaries are derived from messages: the "
             "sweep writes a deleted one again once its session is idle; deleteHistory removes the words for good."
@@ -107,13 +107,13 @@ class Mutation:
             deleted_summaries=summaries_delete(user_external_id=user_id, session_external_id=session_id)
         )
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Add a fact for a user, or shared (system-wide) knowledge when userId is omitted.",
     )
     def add_knowledge(self, content: str, user_id: str | None = None) -> KnowledgeType:
         return knowledge_add(user_external_id=user_id, content=content)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Change a fact's text (it is embedded again). Omit userId for shared. "
         "A candidate's text needs an API key that may curate."
     )
@@ -131,7 +131,7 @@ class Mutation:
             candidates=scope_of(info).may_curate,
         )
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Approve a user's fact awaiting review (raised from a conversation, not reviewed yet): it is "
         "marked reviewed, and a candidate becomes active (or superseded, when its slot holds a fact said later). "
         "Needs an API key that may curate."
@@ -139,37 +139,37 @@ class Mutation:
     def approve_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=True)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Reject a user's fact awaiting review: kept for the record, never searched, never raised "
         "again; the fact it had replaced in its slot is current again. Needs an API key that may curate."
     )
     def reject_knowledge(self, id: strawberry.ID, user_id: str) -> KnowledgeType:
         return knowledge_review(knowledge_id=_knowledge_id(id), user_external_id=user_id, approve=False)  # type: ignore[return-value]
 
-    @strawberry_django.mutation(description="Delete a fact. Omit userId for shared.")
+    @mutation(description="Delete a fact. Omit userId for shared.")
     def delete_knowledge(self, id: strawberry.ID, user_id: str | None = None) -> DeleteKnowledgeResult:
         deleted = knowledge_delete(knowledge_id=_knowledge_id(id), user_external_id=user_id)
         return DeleteKnowledgeResult(deleted_id=strawberry.ID(str(deleted)))
 
-    @strawberry_django.mutation(description="Delete every fact of a user.")
+    @mutation(description="Delete every fact of a user.")
     def delete_all_knowledge(self, user_id: str) -> DeleteAllResult:
         return DeleteAllResult(deleted=knowledge_delete_all(user_external_id=user_id))
 
-    @strawberry_django.mutation(description="Delete every diary entry of a user.")
+    @mutation(description="Delete every diary entry of a user.")
     def delete_all_diaries(self, user_id: str) -> DeleteAllResult:
         return DeleteAllResult(deleted=diaries_delete_all(user_external_id=user_id))
 
-    @strawberry_django.mutation(description="Create or replace a user's diary entry for a date.")
+    @mutation(description="Create or replace a user's diary entry for a date.")
     def upsert_diary(self, user_id: str, diary_date: date, content: str, metadata: JSON | None = None) -> DiaryType:
         return diary_upsert(  # type: ignore[return-value]
             user_external_id=user_id, diary_date=diary_date, content=content, metadata=metadata
         )
 
-    @strawberry_django.mutation(description="Delete a user's diary entry for a date.")
+    @mutation(description="Delete a user's diary entry for a date.")
     def delete_diary(self, user_id: str, diary_date: date) -> DeleteDiaryResult:
         return DeleteDiaryResult(deleted=diary_delete(user_external_id=user_id, diary_date=diary_date))
 
-    @strawberry_django.mutation(
+    @mutation(
         description="Remove every row of a user (messages, sessions, summaries, knowledge, diaries) at once.",
     )
     def forget_user(self, user_id: str) -> ForgetUserResult:

@@ -1,49 +1,45 @@
 """Who may touch which end users' data: decided once per request, enforced in one place.
 
-- ``Scope``: the end users a caller may act on (an API key's list, or all users for a
-  trusted backend's key or a staff member logged into the admin).
-- ``UserScopeExtension``: every end user a top-level field names (``userId``, ``userIds``,
-  and the same inside ``input``) must be in the caller's scope; a field that names no end
-  user acts on shared or system-wide data and needs an all-users scope. The operation is
-  checked as a whole before any field runs: one out-of-scope field refuses the whole
-  document (``PermissionDenied``), so a mutation document mixing an allowed and a forbidden
-  field writes nothing. Each field is checked again, with its coerced arguments, as it runs.
+- ``Scope``: the end users a caller may act on (an API key's list, or all users for a trusted
+  backend's key or a staff member logged into the admin).
+- ``InUserScope``: a strawberry-django permission extension on every top-level field. Every end user
+  the field names (``userId``, ``userIds``, and the same inside ``input``) must be in the caller's
+  scope; a field that names no end user acts on shared or system-wide data and needs an all-users
+  scope. A refused field never runs: a field that returns ``OperationInfo`` (every mutation,
+  ``search``, ``context``) answers with a ``PERMISSION`` message of code ``FORBIDDEN``; a read field
+  (``history``, ...) with a ``FORBIDDEN`` error at its path. The other fields of the document run
+  as they would alone.
 - ``ScopedType.get_queryset``: every model type filters its rows by the scope as well, so
   nested fields and any list can never reach another user's rows.
 - Curation (approving, rejecting and editing fact candidates) needs ``Scope.may_curate``: a key
   with ``ApiKey.may_curate`` or a staff session. ``approveKnowledge`` and ``rejectKnowledge`` are
-  refused by name, with the whole document; ``updateKnowledge`` passes ``may_curate`` to
-  ``knowledge_update``, which refuses a candidate once it holds the row's lock (only it knows the status).
+  refused by ``InUserScope``; ``updateKnowledge`` passes ``may_curate`` to ``knowledge_update``,
+  which refuses a candidate once it holds the row's lock (only it knows the status).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from graphql import (
-    DocumentNode,
-    ExecutionResult,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    GraphQLError,
-    InlineFragmentNode,
-    OperationDefinitionNode,
-    SelectionSetNode,
-    value_from_ast_untyped,
-)
-from strawberry.extensions import SchemaExtension
 from strawberry.types import Info
+from strawberry.types.base import StrawberryOptional
+from strawberry.types.union import StrawberryUnion
+from strawberry_django.fields.types import OperationInfo, OperationMessage
+from strawberry_django.permissions import DjangoNoPermission, DjangoPermissionExtension
 
 from memories.services.api_keys import api_key_authenticate
 
-__all__ = ["Scope", "ScopedType", "UserScopeExtension", "api_key_scope", "require_curation", "scope_of"]
+__all__ = ["FORBIDDEN", "InUserScope", "Scope", "ScopedType", "api_key_scope", "require_curation", "scope_of"]
 
-_USER_ARGUMENTS = ("userId", "userIds")
+# The code of every refusal for want of permission: a top-level error's ``extensions.code``, or an
+# ``OperationInfo`` message's ``code``.
+FORBIDDEN = "FORBIDDEN"
+# The arguments naming end users (Python names), with their API names.
+_USER_ARGUMENTS = {"user_id": "userId", "user_ids": "userIds"}
 # Top-level fields that curate knowledge: they need a scope that may curate.
 _CURATING_FIELDS = frozenset({"approveKnowledge", "rejectKnowledge"})
 
@@ -123,104 +119,75 @@ class ScopedType:
         return scope_of(info).filter(queryset, shared_readable=cls.shared_readable)
 
 
-def _named_users(arguments: dict[str, Any]) -> tuple[bool, set[str]]:
-    """Whether the arguments name an end user at all, and which."""
-    named, users = False, set()
-    for container in (arguments, arguments.get("input") or {}):
-        if not isinstance(container, dict):
-            continue
-        for name in _USER_ARGUMENTS:
-            if name in container:
-                value = container[name]
-                if value is None:
-                    continue
-                named = True
-                # As sent, before coercion: anything but text or a list fails coercion later.
-                values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-                users.update(v for v in values if isinstance(v, str))
-    return named, users
+def _named_users(arguments: dict[str, Any]) -> dict[str, list[str]]:
+    """The end users the field's arguments name, by API argument (``userId``, ``userIds``); ``{}``
+    when they name none."""
+    named: dict[str, list[str]] = {}
+    containers = [arguments]
+    if (nested := arguments.get("input")) is not None:
+        containers.append({name: getattr(nested, name, None) for name in _USER_ARGUMENTS})
+    for container in containers:
+        for name, api_name in _USER_ARGUMENTS.items():
+            value = container.get(name)
+            if value is not None:
+                named.setdefault(api_name, []).extend([value] if isinstance(value, str) else value)
+    return named
 
 
-def _check(scope: Scope, field_name: str, arguments: dict[str, Any]) -> None:
-    """Raise ``PermissionDenied`` unless ``scope`` may run the top-level field with these arguments."""
-    if field_name in _CURATING_FIELDS:
-        require_curation(scope, field_name)
-    named, users = _named_users(arguments)
-    if not named and not scope.all_users:
-        raise PermissionDenied(
-            f"{field_name} names no end user, so it acts on shared data: it needs an all-users API "
-            "key. This key must name its end users (userId or userIds)."
-        )
-    denied = sorted(u for u in users if not scope.allows(u))
-    if denied:
-        raise PermissionDenied(f"This API key may not act on user {denied[0]!r}.")
-
-
-class UserScopeExtension(SchemaExtension):
-    """Refuses a document any of whose top-level fields names an end user outside the caller's
-    scope, before any field runs; and checks each top-level field again as it runs."""
-
-    def on_execute(self) -> Iterator[None]:
-        context = self.execution_context
-        scope = getattr(getattr(context.context, "request", None), "memory_scope", None)
-        restricted = scope is not None and not (scope.all_users and scope.may_curate)
-        if restricted and context.graphql_document is not None:
-            denied = _denied_field(scope, context.graphql_document, context.operation_name, context.variables or {})
-            if denied is not None:
-                field, exc = denied
-                key = (field.alias or field.name).value
-                error = GraphQLError(str(exc), nodes=[field], path=[key], original_error=exc)
-                # Nothing runs: the result is this one error (StableErrors gives it its code).
-                context.result = ExecutionResult(data=None, errors=[error])
-        yield
-
-    def resolve(self, _next, root, info: Info, *args: Any, **kwargs: Any):
-        if info.path.prev is None and not info.field_name.startswith("__"):
-            _check(scope_of(info), info.field_name, kwargs)
-        return _next(root, info, *args, **kwargs)
-
-
-def _denied_field(
-    scope: Scope, document: DocumentNode, operation_name: str | None, variables: dict
-) -> tuple[FieldNode, PermissionDenied] | None:
-    """The first top-level field of the operation to run that ``_check`` refuses, with its
-    arguments as sent, and why; ``None`` when the scope allows them all.
-
-    Fields under ``@skip``/``@include`` are checked too. Variables are taken as sent (or their
-    defaults); one that would not coerce to its type fails before any field runs anyway.
-    """
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    operation = next((o for o in operations if o.name and o.name.value == operation_name), None)
-    if operation is None:
-        if operation_name is not None or len(operations) != 1:
-            return None  # no such operation: execution reports it before any field runs
-        operation = operations[0]
-    values = dict(variables)
-    for definition in operation.variable_definitions or ():
-        if definition.variable.name.value not in values and definition.default_value is not None:
-            values[definition.variable.name.value] = value_from_ast_untyped(definition.default_value)
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-    for field in _root_fields(operation.selection_set, fragments, seen=set()):
-        if field.name.value.startswith("__"):
-            continue
-        arguments = {a.name.value: value_from_ast_untyped(a.value, values) for a in field.arguments or ()}
+def _refusal(scope: Scope, field_name: str, arguments: dict[str, Any]) -> tuple[str, str | None] | None:
+    """Why ``scope`` may not run the top-level field with these (coerced) arguments, and the argument
+    to fix (``None``: not one argument); ``None`` when it may."""
+    if field_name in _CURATING_FIELDS and not scope.may_curate:
         try:
-            _check(scope, field.name.value, arguments)
-        except PermissionDenied as exc:
-            return field, exc
+            require_curation(scope, field_name)
+        except PermissionDenied as denied:
+            return str(denied), None
+    named = _named_users(arguments)
+    if not named and not scope.all_users:
+        return (
+            f"{field_name} names no end user, so it acts on shared data: it needs an all-users API "
+            "key. This key must name its end users (userId or userIds).",
+            None,
+        )
+    for api_name, users in named.items():
+        if denied := sorted(u for u in users if not scope.allows(u)):
+            return f"This API key may not act on user {denied[0]!r}.", api_name
     return None
 
 
-def _root_fields(
-    selection_set: SelectionSetNode, fragments: dict[str, FragmentDefinitionNode], *, seen: set[str]
-) -> Iterator[FieldNode]:
-    """The fields of a selection set, through inline fragments and fragment spreads."""
-    for selection in selection_set.selections:
-        if isinstance(selection, FieldNode):
-            yield selection
-        elif isinstance(selection, InlineFragmentNode):
-            yield from _root_fields(selection.selection_set, fragments, seen=seen)
-        elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
-            seen.add(selection.name.value)
-            if (fragment := fragments.get(selection.name.value)) is not None:
-                yield from _root_fields(fragment.selection_set, fragments, seen=seen)
+class InUserScope(DjangoPermissionExtension):
+    """Runs a top-level field only when the caller's scope covers the end users it names (and, for
+    ``approveKnowledge`` and ``rejectKnowledge``, may curate); see the module's docstring."""
+
+    DEFAULT_ERROR_MESSAGE: ClassVar[str] = "This API key may not act on that end user."
+
+    def __init__(self) -> None:
+        # No schema directive: who may call a field is the key's business, not the schema's.
+        super().__init__(use_directives=False)
+
+    def resolve_for_user(self, resolver: Callable, user: Any, *, info: Info, source: Any) -> Any:
+        # ``resolver`` is the field's resolver with its coerced arguments bound (a ``functools.partial``).
+        if (refusal := _refusal(scope_of(info), info.field_name, resolver.keywords)) is not None:
+            raise DjangoNoPermission(*refusal)
+        return resolver()
+
+    def handle_no_permission(self, exception: BaseException, *, info: Info) -> Any:
+        message, field = exception.args if len(exception.args) == 2 else (self.message, None)
+        if _returns_operation_info(info):
+            return OperationInfo(
+                messages=[
+                    OperationMessage(
+                        kind=OperationMessage.Kind.PERMISSION, message=message, field=field, code=FORBIDDEN
+                    )
+                ]
+            )
+        raise PermissionDenied(message) from exception
+
+
+def _returns_operation_info(info: Info) -> bool:
+    return_type = info.return_type
+    if isinstance(return_type, StrawberryOptional):
+        return_type = return_type.of_type
+    return isinstance(return_type, StrawberryUnion) and any(
+        isinstance(t, type) and issubclass(t, OperationInfo) for t in return_type.types
+    )

@@ -18,7 +18,9 @@ from strawberry.scalars import JSON
 from memories import models, search, selectors
 from memories.backlog import backlog_get
 from memories.graphql.enums import Order
+from memories.graphql.fields import mutation
 from memories.graphql.inputs import ContextInput, SearchInput
+from memories.graphql.permissions import InUserScope
 from memories.graphql.search_types import ContextType, HitType, SearchResultType, UsageType
 from memories.graphql.types import (
     BacklogType,
@@ -44,6 +46,7 @@ __all__ = ["Query"]
 class Query:
     @strawberry_django.offset_paginated(
         Page[MessageType],
+        extensions=[InUserScope()],
         description="A user's messages by conversation time (since inclusive, until exclusive); "
         "`order: NEWEST_FIRST, pagination: {limit: N}` gives the last N; `withinSeconds` keeps the recent ones.",
     )
@@ -69,6 +72,7 @@ class Query:
 
     @strawberry_django.offset_paginated(
         Page[SessionType],
+        extensions=[InUserScope()],
         description="A user's sessions by first message (`order`), with whether each is summarised; "
         "`withinSeconds` keeps those with a message that recent.",
     )
@@ -83,12 +87,13 @@ class Query:
         )
 
     @strawberry.field(
+        extensions=[InUserScope()],
         description="How far the worker is behind for a user (or, without userId, for every user: an all-users "
-        "key): messages waiting for a vector, sessions waiting for a summary and when each is due."
+        "key): messages waiting for a vector, sessions waiting for a summary and when each is due.",
     )
     def backlog(self, user_id: str | None = None, limit: int = 100) -> BacklogType:
         if not 1 <= limit <= settings.MAX_PAGE_SIZE:
-            raise ValidationError({"limit": [f"limit must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]})
+            raise ValidationError({"limit": [f"must be between 1 and {settings.MAX_PAGE_SIZE} (MAX_PAGE_SIZE)."]})
         result = backlog_get(user_external_id=user_id, limit=limit)
         return BacklogType(
             messages_waiting_for_vector=result.messages_waiting_for_vector,
@@ -99,13 +104,16 @@ class Query:
         )
 
     @strawberry_django.offset_paginated(
-        Page[SummaryType], description="A user's session summaries, ascending by the time they cover."
+        Page[SummaryType],
+        extensions=[InUserScope()],
+        description="A user's session summaries, ascending by the time they cover.",
     )
     def summaries(self, user_id: str, session_id: str | None = None) -> QuerySet[models.Summary]:
         return selectors.summary_list(user_external_id=user_id, session_external_id=session_id)
 
     @strawberry_django.offset_paginated(
         Page[KnowledgeType],
+        extensions=[InUserScope()],
         description="A user's knowledge, shared (system-wide) knowledge with `shared: true`, or both; "
         "active facts unless `status` says otherwise (e.g. CANDIDATE: facts awaiting review).",
     )
@@ -118,7 +126,9 @@ class Query:
         return selectors.knowledge_list(user_external_id=user_id, shared=shared or user_id is None, status=status.value)
 
     @strawberry_django.offset_paginated(
-        Page[DiaryType], description="A user's diary entries, newest first: one date, or since..until inclusive."
+        Page[DiaryType],
+        extensions=[InUserScope()],
+        description="A user's diary entries, newest first: one date, or since..until inclusive.",
     )
     def diaries(
         self,
@@ -131,6 +141,7 @@ class Query:
 
     @strawberry_django.offset_paginated(
         Page[EntityType],
+        extensions=[InUserScope()],
         description="The people, pets, places and organisations a user talks about (of one `kind`), most recently "
         "mentioned first, with the facts that name them and how many turns mention them.",
     )
@@ -138,21 +149,22 @@ class Query:
         return entities_list(user_external_id=user_id, kind=kind.value if kind else None)
 
     @strawberry.field(
+        extensions=[InUserScope()],
         description="Everything stored of one end user as one JSON document (docs/export.md): sessions, messages, "
         "summaries, knowledge with its history, diaries and entities, without vectors. For a large user, "
-        "`manage.py export_user` streams the same document to a file; `manage.py import_user` reads it back."
+        "`manage.py export_user` streams the same document to a file; `manage.py import_user` reads it back.",
     )
     def export_user(self, user_id: str) -> JSON:
         return export_document(user_external_id=user_id)
 
     # Queries declared with strawberry-django's mutation field: it returns bad input as an OperationInfo member.
-    @strawberry_django.mutation(
+    @mutation(
         description="Search the memory of one or more end users (messages, summaries, knowledge and diaries "
         "ranked together) and answer the question from the hits.",
     )
     def search(self, input: SearchInput) -> SearchResultType:  # GraphQL convention
         if input.user_id is not None and not input.user_id.strip():
-            raise ValidationError({"userId": ["userId must not be empty."]})
+            raise ValidationError({"user_id": ["must not be empty."]})
         user_ids = list(input.user_ids or []) + ([input.user_id] if input.user_id else [])
         sources = tuple(dict.fromkeys(k.value for k in input.sources)) if input.sources is not None else search.SOURCES
         result = search.search(
@@ -178,7 +190,7 @@ class Query:
             hits=[HitType.of(h, multi_user=result.multi_user, cited=i in cited) for i, h in enumerate(result.hits)],
         )
 
-    @strawberry_django.mutation(
+    @mutation(
         description="The context for a chatbot's next turn in a session: the recent window, the memories "
         "relevant to the query (none of them in the window) and one prompt block.",
     )

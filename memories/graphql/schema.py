@@ -1,6 +1,6 @@
 """The GraphQL schema: ``Query`` and ``Mutation``. Resolvers only call selectors and services.
 
-Who may act on which end user is checked once, for every field, by ``UserScopeExtension``
+Who may act on which end user is checked on every top-level field by its ``InUserScope`` extension
 (``memories.graphql.permissions``); model types filter their rows by the same scope.
 """
 
@@ -23,7 +23,6 @@ from strawberry_django.optimizer import DjangoOptimizerExtension
 
 from memories.graphql.errors import StableErrors
 from memories.graphql.mutations import Mutation
-from memories.graphql.permissions import UserScopeExtension
 from memories.graphql.queries import Query
 from memories.metrics import MetricsExtension
 
@@ -68,7 +67,6 @@ schema = strawberry.Schema(
         lambda: AddValidationRules(_limit_rules(settings.MAX_QUERY_DEPTH, settings.MAX_ALIASES)),
         lambda: _ParserCache(maxsize=DOCUMENT_CACHE_SIZE),
         lambda: ValidationCache(maxsize=DOCUMENT_CACHE_SIZE),
-        UserScopeExtension,
         StableErrors,
         MetricsExtension,
     ],

@@ -12,7 +12,6 @@ from typing import Any
 import strawberry
 import strawberry_django
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from strawberry.scalars import JSON
 from strawberry.types import Info
@@ -20,6 +19,7 @@ from strawberry.types.unset import UNSET
 from strawberry_django.pagination import NodeType, OffsetPaginated, OffsetPaginationInput
 
 from memories import models, search, selectors
+from memories.graphql.errors import ApiValidationError
 from memories.graphql.permissions import ScopedType
 from memories.graphql.search_types import ContextType
 
@@ -246,7 +246,7 @@ def page_checked(pagination: OffsetPaginationInput | None) -> OffsetPaginationIn
     if pagination.offset < 0:
         problems.append("offset must not be negative.")
     if problems:
-        raise ValidationError({"pagination": problems})
+        raise ApiValidationError({"pagination": problems})
     return OffsetPaginationInput(offset=pagination.offset, limit=limit)
 
 

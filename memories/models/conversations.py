@@ -9,6 +9,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from memories.models.vectors import embedding_field, embedding_model_field, hnsw_index
+from memories.validators import content_field, id_field, validate_aware_moment, validate_storable_json
 
 __all__ = ["DialogueAct", "EndUser", "Message", "Role", "Session"]
 
@@ -16,7 +17,7 @@ __all__ = ["DialogueAct", "EndUser", "Message", "Role", "Session"]
 class EndUser(models.Model):
     """A user of a chatbot, known by the chatbot's own id (not a Django auth user)."""
 
-    external_id = models.CharField(max_length=255, unique=True)
+    external_id = id_field(max_length=255, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -31,8 +32,8 @@ class Session(models.Model):
     """One conversation of an end user, known by the chatbot's session id."""
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="sessions")
-    external_id = models.CharField(max_length=255)
-    channel = models.CharField(max_length=64, blank=True, default="")
+    external_id = id_field(max_length=255)
+    channel = id_field(max_length=64, blank=True)
     first_message_at = models.DateTimeField(null=True, blank=True)
     last_message_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -70,12 +71,19 @@ class Message(models.Model):
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
     # The client's own id for the message (optional): a message re-sent with the same id
     # is not stored twice, so clients can retry and importers can run again.
-    external_id = models.CharField(max_length=255, blank=True, default="")
-    role = models.CharField(max_length=16, choices=Role.choices)
-    content = models.TextField()
-    channel = models.CharField(max_length=64, blank=True, default="")
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    external_id = id_field(max_length=255, blank=True)
+    role = models.CharField(
+        max_length=16,
+        choices=Role.choices,
+        error_messages={
+            "invalid_choice": f"must be one of {', '.join(Role.values)}, not %(value)r.",
+            "blank": f"must be one of {', '.join(Role.values)}, not ''.",
+        },
+    )
+    content = content_field("MAX_MESSAGE_CHARS")
+    channel = id_field(max_length=64, blank=True)
+    metadata = models.JSONField(default=dict, blank=True, validators=[validate_storable_json])
+    created_at = models.DateTimeField(default=timezone.now, db_index=True, validators=[validate_aware_moment])
     received_at = models.DateTimeField(auto_now_add=True)
     embedding = embedding_field()
     embedding_model = embedding_model_field()

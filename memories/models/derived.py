@@ -7,6 +7,7 @@ from simple_history.models import HistoricalRecords
 
 from memories.models.conversations import EndUser, Message, Session
 from memories.models.vectors import embedding_field, embedding_model_field, hnsw_index
+from memories.validators import content_field, validate_storable_json
 
 __all__ = ["Diary", "FactToReview", "Knowledge", "KnowledgeStatus", "Summary", "SummaryMode"]
 
@@ -65,7 +66,7 @@ class Knowledge(models.Model):
     """
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, null=True, blank=True, related_name="knowledge")
-    content = models.TextField()
+    content = content_field("MAX_KNOWLEDGE_CHARS")
     status = models.CharField(max_length=16, choices=KnowledgeStatus.choices, default=KnowledgeStatus.ACTIVE)
     source_session = models.ForeignKey(
         Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="knowledge_candidates"
@@ -127,8 +128,8 @@ class Diary(models.Model):
 
     user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="diaries")
     diary_date = models.DateField()
-    content = models.TextField()
-    metadata = models.JSONField(default=dict, blank=True)
+    content = content_field("MAX_DIARY_CHARS")
+    metadata = models.JSONField(default=dict, blank=True, validators=[validate_storable_json])
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     embedding = embedding_field()

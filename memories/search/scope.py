@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 
-from django.core.exceptions import ValidationError
 from psycopg import sql
 
 from memories.kinds import MemoryKind
-from memories.models import EndUser
-from memories.services.validation import text_errors
+from memories.models import EndUser, Message
+from memories.services.validation import field_errors, raise_if
 
 __all__ = ["SOURCES", "RowScope", "SearchFilter"]
 
@@ -50,15 +49,13 @@ class SearchFilter:
             ValidationError: ``until`` before ``since``, an offset outside -14..14 hours, or a
                 NUL character or a lone surrogate in ``channel``.
         """
-        errors: dict[str, list[str]] = {}
-        if not -14 <= utc_offset_hours <= 14:
-            errors["utcOffsetHours"] = ["utcOffsetHours must be between -14 and 14."]
-        if since and until and until < since:
-            errors["until"] = ["until must not be before since."]
-        if channel and (problems := text_errors(field="channel", value=channel)):
-            errors["channel"] = problems
-        if errors:
-            raise ValidationError(errors)
+        raise_if(
+            [
+                ("utc_offset_hours", [] if -14 <= utc_offset_hours <= 14 else ["must be between -14 and 14."]),
+                ("until", ["must not be before since."] if since and until and until < since else []),
+                ("channel", [e for e in field_errors(Message, "channel", channel or "") if e.code != "max_length"]),
+            ]
+        )
         zone = timezone(timedelta(hours=utc_offset_hours))
         # No midnight follows the last day there is: an until of date.max leaves the end open.
         after_until = until + timedelta(days=1) if until and until < date.max else None

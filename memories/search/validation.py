@@ -1,12 +1,17 @@
-"""Checks of a search's and a context's input, each error naming its GraphQL field."""
+"""Checks of a search's and a context's arguments, each error keyed by the argument's name.
+
+Ids and text are checked as the model fields that store them would (``field_errors``).
+"""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from memories.models import Session
 from memories.search.scope import SOURCES
-from memories.services.validation import text_errors, user_id_errors
+from memories.services.validation import field_errors, raise_if, user_id_errors
+from memories.validators import NO_LONE_SURROGATE, NO_NUL
 
 __all__ = ["MAX_QUERY_CHARS", "validate_context", "validate_search"]
 
@@ -15,34 +20,50 @@ __all__ = ["MAX_QUERY_CHARS", "validate_context", "validate_search"]
 MAX_QUERY_CHARS = 2000
 
 
-def _query_errors(query: str) -> list[str]:
+def _query_errors(query: str) -> list[ValidationError | str]:
     if not query.strip():
-        return ["query must not be empty."]
+        return ["must not be empty."]
     if len(query) > MAX_QUERY_CHARS:
-        return [f"query must be at most {MAX_QUERY_CHARS} characters."]
+        return [f"must be at most {MAX_QUERY_CHARS} characters."]
     # A NUL or a lone surrogate: text PostgreSQL cannot take, named here rather than failing later.
-    return text_errors(field="query", value=query)
+    errors: list[ValidationError | str] = []
+    for validator in (NO_NUL, NO_LONE_SURROGATE):
+        try:
+            validator(query)
+        except ValidationError as error:
+            errors.append(error)
+    return errors
 
 
 def validate_search(*, user_external_ids: list[str], query: str, top_k: int, sources: tuple[str, ...]) -> None:
     """Check ``search``'s arguments.
 
     Raises:
-        ValidationError: per field (``userIds``, ``query``, ``topK``, ``sources``), every problem found.
+        ValidationError: keyed ``user_external_ids``, ``query``, ``top_k``, ``sources``: every problem found.
     """
-    errors: dict[str, list[str]] = {}
+    user_errors: list[ValidationError | str] = []
     if not [u for u in user_external_ids if u.strip()]:
-        errors["userIds"] = ["Give at least one userId."]
-    elif problems := [p for u in user_external_ids for p in user_id_errors(user_external_id=u)]:
-        errors["userIds"] = problems[:1]
-    if problems := _query_errors(query):
-        errors["query"] = problems
-    if not 1 <= top_k <= settings.SEARCH_MAX_TOP_K:
-        errors["topK"] = [f"topK must be between 1 and {settings.SEARCH_MAX_TOP_K}."]
-    if not sources or set(sources) - set(SOURCES):
-        errors["sources"] = [f"sources must name at least one of {', '.join(SOURCES)}."]
-    if errors:
-        raise ValidationError(errors)
+        user_errors = [ValidationError("Give at least one userId.", code="min_count")]
+    elif problems := [p for u in user_external_ids for p in user_id_errors(u) if p.code != "blank"]:
+        user_errors = problems[:1]
+    raise_if(
+        [
+            ("user_external_ids", user_errors),
+            ("query", _query_errors(query)),
+            (
+                "top_k",
+                []
+                if 1 <= top_k <= settings.SEARCH_MAX_TOP_K
+                else [f"must be between 1 and {settings.SEARCH_MAX_TOP_K}."],
+            ),
+            (
+                "sources",
+                []
+                if sources and not set(sources) - set(SOURCES)
+                else [f"must name at least one of {', '.join(SOURCES)}."],
+            ),
+        ]
+    )
 
 
 def validate_context(
@@ -51,22 +72,23 @@ def validate_context(
     """Check ``context``'s arguments.
 
     Raises:
-        ValidationError: per field (``userId``, ``sessionId``, ``query``, ``windowTurns``, ``maxTokens``).
+        ValidationError: keyed ``user_external_id``, ``session_external_id``, ``query``, ``window_turns``,
+            ``max_tokens``.
     """
-    errors: dict[str, list[str]] = {}
-    if problems := user_id_errors(user_external_id=user_external_id) or (
-        [] if user_external_id.strip() else ["userId must not be empty."]
-    ):
-        errors["userId"] = problems
-    if not session_external_id.strip():
-        errors["sessionId"] = ["sessionId must not be empty."]
-    elif problems := text_errors(field="sessionId", value=session_external_id):
-        errors["sessionId"] = problems
-    if query is not None and (problems := _query_errors(query)):
-        errors["query"] = problems
-    if not 0 <= window_turns <= settings.MAX_PAGE_SIZE:
-        errors["windowTurns"] = [f"windowTurns must be between 0 and {settings.MAX_PAGE_SIZE}."]
-    if not 0 <= max_tokens <= 100_000:
-        errors["maxTokens"] = ["maxTokens must be between 0 and 100000."]
-    if errors:
-        raise ValidationError(errors)
+    raise_if(
+        [
+            ("user_external_id", user_id_errors(user_external_id)),
+            (
+                "session_external_id",
+                [e for e in field_errors(Session, "external_id", session_external_id) if e.code != "max_length"],
+            ),
+            ("query", _query_errors(query) if query is not None else []),
+            (
+                "window_turns",
+                []
+                if 0 <= window_turns <= settings.MAX_PAGE_SIZE
+                else [f"must be between 0 and {settings.MAX_PAGE_SIZE}."],
+            ),
+            ("max_tokens", [] if 0 <= max_tokens <= 100_000 else ["must be between 0 and 100000."]),
+        ]
+    )

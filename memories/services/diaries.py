@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from memories.models import Diary, EndUser
 from memories.services.curation import curated_save
-from memories.services.validation import metadata_errors, text_errors, user_id_check, user_id_errors
+from memories.services.validation import field_errors, raise_if, user_id_check, user_id_errors
 
 __all__ = ["diary_delete", "diary_upsert"]
 
@@ -26,27 +25,19 @@ def diary_upsert(
     first, this one replaces it (the last call's text wins) instead of failing.
 
     Raises:
-        ValidationError: empty content or over ``MAX_DIARY_CHARS``, metadata that cannot be stored
-            (``metadata_errors``: not an object, over ``MAX_METADATA_BYTES`` as JSON, NaN or
-            Infinity), an empty or blank user id, a user id over its column's length, or a NUL
-            character or lone surrogate in the user id, the content or any key or string of the
-            metadata.
+        ValidationError: what ``Diary``'s and ``EndUser``'s fields refuse, keyed ``user_external_id``,
+            ``content``, ``metadata``: empty content or over ``MAX_DIARY_CHARS``, metadata that is not
+            an object, over ``MAX_METADATA_BYTES`` as JSON or holds NaN or Infinity, an empty or
+            too long user id, a NUL character or lone surrogate in any of them.
     """
-    errors: dict[str, list[str]] = {}
-    if not user_external_id.strip():
-        errors["userId"] = ["userId must not be empty."]
-    elif problems := user_id_errors(user_external_id=user_external_id):
-        errors["userId"] = problems
-    if not content.strip():
-        errors["content"] = ["content must not be empty."]
-    elif problems := text_errors(field="content", value=content):
-        errors["content"] = problems
-    elif len(content) > settings.MAX_DIARY_CHARS:
-        errors["content"] = [f"content is longer than {settings.MAX_DIARY_CHARS} characters (MAX_DIARY_CHARS)."]
-    if metadata is not None and (problems := metadata_errors(value=metadata)):
-        errors["metadata"] = problems
-    if errors:
-        raise ValidationError(errors)
+    # Checked before the user is created; the row is ``full_clean``-ed again as it is saved.
+    raise_if(
+        [
+            ("user_external_id", user_id_errors(user_external_id)),
+            ("content", field_errors(Diary, "content", content)),
+            ("metadata", field_errors(Diary, "metadata", metadata) if metadata is not None else []),
+        ]
+    )
     user, _ = EndUser.objects.get_or_create(external_id=user_external_id)
     diary = _locked(user=user, diary_date=diary_date)
     if diary is None:

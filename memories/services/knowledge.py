@@ -17,7 +17,7 @@ from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
 from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
-from memories.services.validation import text_errors, user_id_errors
+from memories.services.validation import field_errors, raise_if, user_id_errors
 
 logger = logging.getLogger(__name__)
 
@@ -50,30 +50,24 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
 
 
 def _check(*, user_external_id: str | None, content: str | None = None, new_owner: bool = False) -> None:
-    """Refuse a user id or content PostgreSQL would refuse (too long, a NUL character, a lone
-    surrogate), empty content, or content over ``MAX_KNOWLEDGE_CHARS``; with ``new_owner`` (the
-    user is created if missing), an empty or blank user id too.
+    """Refuse what ``EndUser.external_id`` and ``Knowledge.content`` would (``content`` as stored,
+    stripped); an empty user id only with ``new_owner`` (the user is created if missing).
 
     Raises:
-        ValidationError: naming ``userId`` and/or ``content``.
+        ValidationError: keyed ``user_external_id`` and/or ``content``.
     """
-    errors: dict[str, list[str]] = {}
-    if user_external_id is not None and (problems := user_id_errors(user_external_id=user_external_id)):
-        errors["userId"] = problems
-    elif new_owner and user_external_id is not None and not user_external_id.strip():
-        # An empty id is a caller's bug, not a request for shared knowledge (omit userId for that).
-        errors["userId"] = ["userId must not be empty (omit it for shared knowledge)."]
-    if content is not None:
-        if not content.strip():
-            errors["content"] = ["content must not be empty."]
-        elif problems := text_errors(field="content", value=content):
-            errors["content"] = problems
-        elif len(content.strip()) > settings.MAX_KNOWLEDGE_CHARS:  # the text is stored stripped
-            errors["content"] = [
-                f"content is longer than {settings.MAX_KNOWLEDGE_CHARS} characters (MAX_KNOWLEDGE_CHARS)."
-            ]
-    if errors:
-        raise ValidationError(errors)
+    user_errors = [] if user_external_id is None else user_id_errors(user_external_id)
+    if new_owner and [e.code for e in user_errors] == ["blank"]:
+        # An empty id is a caller's bug, not a request for shared knowledge (omit it for that).
+        user_errors = [ValidationError("must not be empty (omit it for shared knowledge).", code="blank")]
+    elif not new_owner:
+        user_errors = [e for e in user_errors if e.code != "blank"]
+    raise_if(
+        [
+            ("user_external_id", user_errors),
+            ("content", field_errors(Knowledge, "content", content.strip()) if content is not None else []),
+        ]
+    )
 
 
 @transaction.atomic
@@ -368,14 +362,15 @@ def knowledge_review(*, knowledge_id: int, user_external_id: str, approve: bool)
         fact said later; rejected: ``rejected``), reviewed.
 
     Raises:
-        ValidationError: a user id PostgreSQL would refuse, or the entry is not awaiting review (``id``).
+        ValidationError: a user id PostgreSQL would refuse, or the entry is not awaiting review
+            (``knowledge_id``).
         Knowledge.DoesNotExist: no such entry for that user.
     """
     _check(user_external_id=user_external_id)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     if not Knowledge.objects.filter(_AWAITING_REVIEW, pk=knowledge.pk).exists():
         state = "reviewed" if knowledge.reviewed else knowledge.status
-        raise ValidationError({"id": [f"Knowledge {knowledge_id} is {state}, not awaiting review."]})
+        raise ValidationError({"knowledge_id": [f"Knowledge {knowledge_id} is {state}, not awaiting review."]})
     (knowledge_approve if approve else knowledge_reject)(knowledge_ids=[knowledge_id])
     knowledge.refresh_from_db()
     return knowledge

@@ -16,16 +16,11 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memories.kinds import MemoryKind
-from memories.models import EndUser, Message, Role, Session, Summary
+from memories.models import EndUser, Message, Session, Summary
 from memories.services.jobs import embedding_enqueue, job_enqueue
-from memories.services.validation import metadata_errors, moment_errors, text_errors, user_id_errors
+from memories.services.validation import field_errors, raise_if, user_id_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
-
-# The longest ids and channel the columns hold; a longer value is refused before PostgreSQL would.
-_SESSION_ID_MAX = Session._meta.get_field("external_id").max_length
-_CHANNEL_MAX = min(Session._meta.get_field("channel").max_length, Message._meta.get_field("channel").max_length)
-_MESSAGE_ID_MAX = Message._meta.get_field("external_id").max_length
 
 # One statement for every message of a call, each column one array (``UNNEST``), in order:
 # Django 5.2 falls back to a row-by-row ``VALUES`` list for a model with a column type it does
@@ -66,40 +61,33 @@ class MessagesAdded:
 
 
 def _validate(*, user_external_id: str, session_external_id: str, channel: str, messages: Sequence[MessageIn]) -> None:
-    errors: dict[str, list[str]] = {}
-    if not user_external_id.strip():
-        errors["userId"] = ["userId must not be empty."]
-    elif problems := user_id_errors(user_external_id=user_external_id):
-        errors["userId"] = problems
-    if not session_external_id.strip():
-        errors["sessionId"] = ["sessionId must not be empty."]
-    elif problems := text_errors(field="sessionId", value=session_external_id, max_length=_SESSION_ID_MAX):
-        errors["sessionId"] = problems
-    if problems := text_errors(field="channel", value=channel, max_length=_CHANNEL_MAX):
-        errors["channel"] = problems
+    """Check the arguments against the fields that will store them (``Message`` rows are not
+    ``full_clean``-ed one by one: that would query for the user and session of every message)."""
+    count: list[ValidationError] = []
     if not messages:
-        errors["messages"] = ["Send at least one message."]
-    if len(messages) > settings.MAX_MESSAGES_PER_CALL:
-        errors["messages"] = [f"At most {settings.MAX_MESSAGES_PER_CALL} messages per call (MAX_MESSAGES_PER_CALL)."]
-    for i, message in enumerate(messages):
-        if message.role not in Role.values:
-            errors[f"messages.{i}.role"] = [f"role must be one of {', '.join(Role.values)}, not {message.role!r}."]
-        if not message.content.strip():
-            errors[f"messages.{i}.content"] = ["content must not be empty."]
-        elif len(message.content) > settings.MAX_MESSAGE_CHARS:
-            errors[f"messages.{i}.content"] = [
-                f"content is longer than {settings.MAX_MESSAGE_CHARS} characters (MAX_MESSAGE_CHARS)."
-            ]
-        elif problems := text_errors(field="content", value=message.content):
-            errors[f"messages.{i}.content"] = problems
-        if problems := text_errors(field="externalId", value=message.external_id, max_length=_MESSAGE_ID_MAX):
-            errors[f"messages.{i}.externalId"] = problems
-        if problems := moment_errors(field="createdAt", value=message.created_at):
-            errors[f"messages.{i}.createdAt"] = problems
-        if problems := metadata_errors(value=message.metadata):
-            errors[f"messages.{i}.metadata"] = problems
-    if errors:
-        raise ValidationError(errors)
+        count = [ValidationError("Send at least one message.", code="min_count")]
+    elif len(messages) > settings.MAX_MESSAGES_PER_CALL:
+        count = [
+            ValidationError(
+                "At most %(limit)d messages per call (MAX_MESSAGES_PER_CALL).",
+                code="max_count",
+                params={"limit": settings.MAX_MESSAGES_PER_CALL},
+            )
+        ]
+    raise_if(
+        [
+            ("user_external_id", user_id_errors(user_external_id)),
+            ("session_external_id", field_errors(Session, "external_id", session_external_id)),
+            ("channel", field_errors(Session, "channel", channel)),
+            ("messages", count),
+            *(
+                (f"messages.{i}.{name}", field_errors(Message, name, getattr(message, name)))
+                for i, message in enumerate(messages)
+                for name in ("role", "content", "external_id", "created_at", "metadata")
+                if getattr(message, name) is not None  # no created_at: now
+            ),
+        ]
+    )
 
 
 @transaction.atomic
@@ -122,8 +110,9 @@ def messages_add(
         The session and the messages stored.
 
     Raises:
-        ValidationError: an input is invalid (empty, longer than its column, a NUL character in
-            any text or metadata, over a limit); the error names the field, and nothing is stored.
+        ValidationError: an input the fields storing it refuse (empty, longer than its column, a NUL
+            character or lone surrogate in any text or metadata, over a limit), keyed by argument
+            (``messages.3.content``); nothing is stored.
     """
     _validate(
         user_external_id=user_external_id, session_external_id=session_external_id, channel=channel, messages=messages

@@ -161,7 +161,7 @@ def summaries_request(
     """
     user_id_check(user_external_id=user_external_id)
     if max_count is not None and max_count < 1:
-        raise ValidationError({"maxCount": ["maxCount must be at least 1."]})
+        raise ValidationError({"max_count": ["must be at least 1."]})
     sessions = Session.objects.filter(user__external_id=user_external_id, messages__isnull=False).distinct()
     if not overwrite:
         sessions = sessions.filter(pk__in=session_list_behind_summary().values("pk"))

@@ -154,8 +154,8 @@ class _Import(FactSections):
             raise ValidationError({"version": ['"format" and "version" must come first in the document.']})
         item = ImportItem("user", value)
         external_id = self.user_external_id or item.text("id", blank=False)
-        if problems := user_id_errors(user_external_id=external_id):
-            raise ValidationError({"user.id": problems})
+        if problems := [e for e in user_id_errors(external_id) if e.code != "blank"]:
+            raise ValidationError({"user.id": [f"user.id: {' '.join(ValidationError(problems).messages)}"]})
         created_at = item.time("created_at")
         user = EndUser.objects.filter(external_id=external_id).first()
         if user is not None and not self.merge:

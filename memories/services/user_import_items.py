@@ -9,7 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from memories.services.user_document import parsed_time
-from memories.services.validation import text_errors
+from memories.validators import TEXT_VALIDATORS
 
 __all__ = ["ImportItem"]
 
@@ -33,7 +33,7 @@ class ImportItem:
             raise self.fail(key, "must be text.")
         if not blank and not value.strip():
             raise self.fail(key, "must not be empty.")
-        if problems := text_errors(field=key, value=value, max_length=max_length):
+        if problems := _text_problems(value, max_length=max_length):
             raise self.fail(key, " ".join(problems))
         return value
 
@@ -79,6 +79,19 @@ class ImportItem:
 
     def texts(self, key: str) -> list[str]:
         values = self.json(key, list)
-        if not all(isinstance(value, str) and not text_errors(field=key, value=value) for value in values):
+        if not all(isinstance(value, str) and not _text_problems(value) for value in values):
             raise self.fail(key, "must be a list of texts.")
         return values
+
+
+def _text_problems(value: str, *, max_length: int | None = None) -> list[str]:
+    """Why a text column would refuse ``value`` (``memories.validators``): predicates, ``[]`` when none."""
+    problems = []
+    for validator in TEXT_VALIDATORS:
+        try:
+            validator(value)
+        except ValidationError as error:
+            problems.extend(error.messages)
+    if max_length is not None and len(value) > max_length:
+        problems.append(f"must be at most {max_length} characters.")
+    return problems

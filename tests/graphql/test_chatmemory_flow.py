@@ -66,8 +66,12 @@ def test_chatmemory_client_flow(gql, make_api_key):
     # Another tenant's key sees nothing of it.
     other = make_api_key("someone-else")
     denied = gql(SEARCH, {"input": {"userId": "user1234567890", "query": "What is the favorite food?"}}, key=other)
-    assert denied["data"] is None
-    assert denied["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+    assert denied["data"]["search"] == {
+        "__typename": "OperationInfo",
+        "messages": [
+            {"kind": "PERMISSION", "field": "userId", "message": "This API key may not act on user 'user1234567890'."}
+        ],
+    }
     assert "ramen" not in str(denied)
 
 

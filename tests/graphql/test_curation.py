@@ -39,11 +39,8 @@ def key(name: str, *, may_curate: bool, all_users: bool = False) -> tuple[ApiKey
 
 
 def refusal(body: dict, field: str) -> tuple[str, str]:
-    """(kind, message) of a refusal: a whole-document error's code, or an OperationInfo's kind."""
-    if body.get("errors"):
-        assert body["data"] is None
-        [error] = body["errors"]
-        return error["extensions"]["code"], error["message"]
+    """(kind, message) of a mutation's refusal: its OperationInfo's one message."""
+    assert "errors" not in body, body
     result = body["data"][field]
     assert result["__typename"] == "OperationInfo", result
     [message] = result["messages"]
@@ -74,22 +71,26 @@ def test_a_key_that_may_not_curate_is_forbidden_and_nothing_changes(gql, candida
     before = state(candidate)
     body = gql(query, {"id": str(candidate.pk), "userId": "alice", **extra}, key=raw)
     kind, message = refusal(body, field)
-    assert kind in ("FORBIDDEN", "PERMISSION")
+    assert kind == "PERMISSION"
     assert "may curate" in message
     assert state(candidate) == before
 
 
-def test_a_document_mixing_curation_with_other_writes_is_refused_whole(gql, candidate):
+def test_a_document_mixing_curation_with_other_writes_refuses_the_curating_field_only(gql, candidate):
     _, raw = key("bot", may_curate=False)
     query = """
     mutation M($id: ID!) {
       addKnowledge(userId: "alice", content: "Alice likes tea.") { __typename }
-      approveKnowledge(id: $id, userId: "alice") { __typename }
+      approveKnowledge(id: $id, userId: "alice") { __typename ... on OperationInfo { messages { kind message } } }
     }
     """
     body = gql(query, {"id": str(candidate.pk)}, key=raw)
-    assert refusal(body, "approveKnowledge")[0] == "FORBIDDEN"
-    assert list(Knowledge.objects.values_list("content", "status")) == [("Alice lives in Osaka.", "candidate")]
+    assert refusal(body, "approveKnowledge")[0] == "PERMISSION"
+    assert body["data"]["addKnowledge"] == {"__typename": "Knowledge"}
+    assert sorted(Knowledge.objects.values_list("content", "status")) == [
+        ("Alice likes tea.", "active"),
+        ("Alice lives in Osaka.", "candidate"),
+    ]
 
 
 def test_a_key_that_may_not_curate_still_edits_active_facts(gql):
@@ -139,7 +140,7 @@ def test_approving_twice_or_another_users_candidate_is_refused(gql, candidate):
 
     bobs = KnowledgeFactory(user=EndUserFactory(external_id="bob"), status=KnowledgeStatus.CANDIDATE)
     out_of_scope = gql(APPROVE, {"id": str(bobs.pk), "userId": "bob"}, key=raw)
-    assert refusal(out_of_scope, "approveKnowledge")[0] == "FORBIDDEN"
+    assert refusal(out_of_scope, "approveKnowledge") == ("PERMISSION", "This API key may not act on user 'bob'.")
     wrong_owner = gql(APPROVE, {"id": str(bobs.pk), "userId": "alice"}, key=raw)
     assert refusal(wrong_owner, "approveKnowledge") == ("ERROR", f"No knowledge of user 'alice' with id {bobs.pk}.")
     bobs.refresh_from_db()

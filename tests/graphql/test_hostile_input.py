@@ -234,39 +234,50 @@ def test_a_server_error_is_logged_with_its_traceback(gql, caplog, monkeypatch):
     assert any(r.levelno == logging.ERROR and r.exc_info for r in caplog.records)
 
 
-# --- authorization of a document as a whole -------------------------------------------------
+# --- authorization, field by field ----------------------------------------------------------
 
 ADD_KNOWLEDGE_TWICE = """
 mutation($allowed: String!, $forbidden: String!) {
-  first: addKnowledge(userId: $allowed, content: "Bob likes tea.") { __typename }
-  second: addKnowledge(userId: $forbidden, content: "Alice likes coffee.") { __typename }
+  first: addKnowledge(userId: $allowed, content: "Bob likes tea.") { __typename ...Refused }
+  second: addKnowledge(userId: $forbidden, content: "Alice likes coffee.") { __typename ...Refused }
 }
+fragment Refused on OperationInfo { messages { kind field message } }
 """
+FORBIDDEN_ALICE = {
+    "__typename": "OperationInfo",
+    "messages": [{"kind": "PERMISSION", "field": "userId", "message": "This API key may not act on user 'alice'."}],
+}
 
 
 @pytest.mark.parametrize("order", ["allowed-first", "forbidden-first"])
-def test_a_mutation_document_with_a_forbidden_field_writes_nothing(gql, make_api_key, order):
+def test_a_mutation_document_with_a_forbidden_field_writes_nothing_for_it(gql, make_api_key, order):
     allowed, forbidden = ("bob", "alice") if order == "allowed-first" else ("alice", "bob")
     key = make_api_key("bob")
-    variables = {"allowed": allowed, "forbidden": forbidden}
-    answer = gql(ADD_KNOWLEDGE_TWICE, variables, key=key)
-    assert answer["data"] is None
-    assert [e["extensions"]["code"] for e in answer["errors"]] == ["FORBIDDEN"]
-    assert "alice" in answer["errors"][0]["message"]
-    assert not Knowledge.objects.exists()
+    answer = gql(ADD_KNOWLEDGE_TWICE, {"allowed": allowed, "forbidden": forbidden}, key=key)
+    written = {"__typename": "Knowledge"}
+    if order == "allowed-first":
+        assert answer == {"data": {"first": written, "second": FORBIDDEN_ALICE}}
+        assert list(Knowledge.objects.values_list("user__external_id", "content")) == [("bob", "Bob likes tea.")]
+    else:
+        assert answer == {"data": {"first": FORBIDDEN_ALICE, "second": written}}
+        assert list(Knowledge.objects.values_list("user__external_id", "content")) == [("bob", "Alice likes coffee.")]
 
 
-def test_a_forbidden_field_behind_a_fragment_or_a_default_is_refused_before_anything_runs(gql, make_api_key):
+def test_a_forbidden_field_behind_a_fragment_or_a_default_is_refused_with_its_coerced_arguments(gql, make_api_key):
     key = make_api_key("bob")
     document = """
     mutation($who: String! = "alice") {
       ok: addKnowledge(userId: "bob", content: "Bob likes tea.") { __typename }
-      ... on Mutation { addKnowledge(userId: $who, content: "Alice likes coffee.") { __typename } }
+      ... on Mutation {
+        addKnowledge(userId: $who, content: "Alice likes coffee.") {
+          __typename ... on OperationInfo { messages { kind field message } }
+        }
+      }
     }
     """
     answer = gql(document, key=key)
-    assert _code(answer) == "FORBIDDEN"
-    assert not Knowledge.objects.exists()
+    assert answer == {"data": {"ok": {"__typename": "Knowledge"}, "addKnowledge": FORBIDDEN_ALICE}}
+    assert list(Knowledge.objects.values_list("user__external_id", flat=True)) == ["bob"]
 
 
 def test_a_document_of_allowed_fields_runs(gql, make_api_key):
@@ -442,7 +453,7 @@ def test_an_inline_photo_and_bad_turns_and_sessions_never_abort_an_import(tmp_pa
     assert "warning: conv-1, session_2, turn 4: text: characters PostgreSQL cannot store" in err
     assert "skipped: conv-1, session_3: no session_3_date_time" in err
     assert "skipped: sample #2: no 'conversation'" in err
-    assert "skipped: conv-3, session_1: externalId must be at most 255 characters." in err
+    assert "skipped: conv-3, session_1: external_id must be at most 255 characters." in err
     assert "Traceback" not in out + err
     assert "1 users, 3 sessions imported: 5 messages stored, 0 already there; 3 skipped, 5 warnings." in out
 

@@ -18,7 +18,9 @@ from django.core.management.base import CommandError
 from django.db.models import Q
 from django.http import HttpResponse
 from django.test import Client
+from strawberry.utils.str_converters import to_camel_case
 
+from memories.graphql.schema import schema
 from memories.models import ApiKey, Diary, Knowledge, Message, Session, Summary
 from memories.services.api_keys import api_key_hash, api_key_revoke
 from tests.conftest import ADD_MESSAGES, SEARCH
@@ -44,12 +46,24 @@ def bearer(key: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {key}"}
 
 
-def is_denied(body: dict[str, Any], field: str) -> bool:
-    """Refused as a whole (FORBIDDEN, no data) or as an OperationInfo of kind PERMISSION."""
-    if body.get("errors"):
-        return body["data"] is None and [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
+# Top-level fields that read: having no OperationInfo member, a refusal is a FORBIDDEN error at their path.
+READ_FIELDS = frozenset(
+    {"history", "sessions", "summaries", "knowledge", "diaries", "entities", "exportUser", "backlog"}
+)
+
+
+def denial(body: dict[str, Any], field: str) -> tuple[str | None, str]:
+    """(argument to fix, message) of a refusal for want of permission, as the error contract says: a
+    mutation, ``search`` or ``context`` answers with an OperationInfo of one PERMISSION message; a read
+    field with one FORBIDDEN error at its path, and no data."""
+    if field in READ_FIELDS:
+        return None, only_forbidden(body, field)
+    assert "errors" not in body, body
     result = body["data"][field]
-    return result.get("__typename") == "OperationInfo" and {m["kind"] for m in result["messages"]} == {"PERMISSION"}
+    assert result["__typename"] == "OperationInfo", result
+    [message] = result["messages"]
+    assert message["kind"] == "PERMISSION", message
+    return message.get("field"), message["message"]
 
 
 def alice_state() -> dict[str, list[tuple]]:
@@ -106,6 +120,7 @@ def _search(**input_fields: Any) -> tuple[str, Callable[[dict[str, str]], dict[s
     return SEARCH, lambda ids: {"input": {"query": "What do you know about me?", **input_fields}}
 
 
+REFUSED = "... on OperationInfo { messages { kind field message } }"
 # (field, document, variables from alice's ids): each names alice, and bob's key may not act on her.
 ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]] = {
     "history": ("history", HISTORY, lambda ids: {"userId": "alice"}),
@@ -149,54 +164,71 @@ ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]]
     ),
     "deleteHistory": (
         "deleteHistory",
-        'mutation { deleteHistory(userId: "alice") { __typename ... on OperationInfo { messages { kind } } } }',
+        'mutation { deleteHistory(userId: "alice") { __typename ' + REFUSED + " } }",
         lambda ids: {},
     ),
     "createSummaries": (
         "createSummaries",
         'mutation { createSummaries(userId: "alice", overwrite: true) '
-        "{ __typename ... on QueuedSummariesResult { queuedSessionIds } ... on OperationInfo { messages { kind } } } }",
+        "{ __typename ... on QueuedSummariesResult { queuedSessionIds } " + REFUSED + " } }",
         lambda ids: {},
     ),
     "deleteSummaries": (
         "deleteSummaries",
-        'mutation { deleteSummaries(userId: "alice") { __typename ... on OperationInfo { messages { kind } } } }',
+        'mutation { deleteSummaries(userId: "alice") { __typename ' + REFUSED + " } }",
         lambda ids: {},
     ),
     "addKnowledge": (
         "addKnowledge",
         'mutation { addKnowledge(userId: "alice", content: "Planted by bob.") '
-        "{ __typename ... on Knowledge { content } ... on OperationInfo { messages { kind } } } }",
+        "{ __typename ... on Knowledge { content } " + REFUSED + " } }",
         lambda ids: {},
     ),
     "updateKnowledge": (
         "updateKnowledge",
         'mutation U($id: ID!) { updateKnowledge(id: $id, userId: "alice", content: "Changed by bob.") '
-        "{ __typename ... on Knowledge { content } ... on OperationInfo { messages { kind } } } }",
+        "{ __typename ... on Knowledge { content } " + REFUSED + " } }",
         lambda ids: {"id": ids["knowledge"]},
     ),
     "deleteKnowledge": (
         "deleteKnowledge",
-        'mutation D($id: ID!) { deleteKnowledge(id: $id, userId: "alice") '
-        "{ __typename ... on OperationInfo { messages { kind } } } }",
+        'mutation D($id: ID!) { deleteKnowledge(id: $id, userId: "alice") { __typename ' + REFUSED + " } }",
         lambda ids: {"id": ids["knowledge"]},
     ),
     "upsertDiary": (
         "upsertDiary",
         'mutation { upsertDiary(userId: "alice", diaryDate: "2024-05-01", content: "Changed by bob.") '
-        "{ __typename ... on Diary { content } ... on OperationInfo { messages { kind } } } }",
+        "{ __typename ... on Diary { content } " + REFUSED + " } }",
         lambda ids: {},
     ),
     "deleteDiary": (
         "deleteDiary",
-        'mutation { deleteDiary(userId: "alice", diaryDate: "2024-05-01") '
-        "{ __typename ... on OperationInfo { messages { kind } } } }",
+        'mutation { deleteDiary(userId: "alice", diaryDate: "2024-05-01") { __typename ' + REFUSED + " } }",
         lambda ids: {},
     ),
     "exportUser": ("exportUser", 'query { exportUser(userId: "alice") }', lambda ids: {}),
+    "entities": ("entities", 'query { entities(userId: "alice") { results { name } } }', lambda ids: {}),
+    "backlog": ("backlog", 'query { backlog(userId: "alice") { messagesWaitingForVector } }', lambda ids: {}),
+    "context": (
+        "context",
+        'query { context(input: {userId: "alice", sessionId: "s1"}) { __typename ... on Context { prompt } '
+        + REFUSED
+        + " } }",
+        lambda ids: {},
+    ),
+    "deleteAllKnowledge": (
+        "deleteAllKnowledge",
+        'mutation { deleteAllKnowledge(userId: "alice") { __typename ' + REFUSED + " } }",
+        lambda ids: {},
+    ),
+    "deleteAllDiaries": (
+        "deleteAllDiaries",
+        'mutation { deleteAllDiaries(userId: "alice") { __typename ' + REFUSED + " } }",
+        lambda ids: {},
+    ),
     "forgetUser": (
         "forgetUser",
-        'mutation { forgetUser(userId: "alice") { __typename ... on OperationInfo { messages { kind } } } }',
+        'mutation { forgetUser(userId: "alice") { __typename ' + REFUSED + " } }",
         lambda ids: {},
     ),
 }
@@ -208,7 +240,7 @@ def test_a_key_scoped_to_bob_cannot_act_on_alice(operation, alice, bob_key, make
     before = alice_state()
 
     body = gql(document, variables(alice), key=bob_key)
-    assert is_denied(body, field), body
+    assert denial(body, field)[1] == "This API key may not act on user 'alice'."
     assert not any(word in json.dumps(body) for word in ALICE_WORDS), body
     assert alice_state() == before
 
@@ -218,18 +250,25 @@ def test_a_key_scoped_to_bob_cannot_act_on_alice(operation, alice, bob_key, make
     assert allowed["data"][field].get("__typename") != "OperationInfo", allowed
 
 
+def test_every_top_level_field_checks_the_scope():
+    """Each field is tried above, on alice with bob's key (curation: tests/graphql/test_curation.py)."""
+    fields = {to_camel_case(f.name) for name in ("Query", "Mutation") for f in schema.get_type_by_name(name).fields}
+    tried = {field for field, _, _ in ON_ALICE.values()} | {"approveKnowledge", "rejectKnowledge"}
+    assert fields == tried
+
+
 SHARED_WRITES = {
     "addKnowledge": (
         "addKnowledge",
-        'mutation { addKnowledge(content: "Planted by bob.") { __typename } }',
+        'mutation { addKnowledge(content: "Planted by bob.") { __typename ' + REFUSED + " } }",
     ),
     "updateKnowledge": (
         "updateKnowledge",
-        'mutation U($id: ID!) { updateKnowledge(id: $id, content: "Changed by bob.") { __typename } }',
+        'mutation U($id: ID!) { updateKnowledge(id: $id, content: "Changed by bob.") { __typename ' + REFUSED + " } }",
     ),
     "deleteKnowledge": (
         "deleteKnowledge",
-        "mutation D($id: ID!) { deleteKnowledge(id: $id) { __typename } }",
+        "mutation D($id: ID!) { deleteKnowledge(id: $id) { __typename " + REFUSED + " } }",
     ),
     "knowledge": ("knowledge", "query { knowledge(shared: true) { results { content } } }"),
 }
@@ -240,9 +279,10 @@ def test_shared_knowledge_without_a_user_needs_an_all_users_key(operation, alice
     field, document = SHARED_WRITES[operation]
     before = alice_state()
     body = gql(document, {"id": alice["shared"]} if "$id" in document else {}, key=bob_key)
-    assert only_forbidden(body, field) == (
+    assert denial(body, field) == (
+        None,
         f"{field} names no end user, so it acts on shared data: it needs an all-users API key. "
-        "This key must name its end users (userId or userIds)."
+        "This key must name its end users (userId or userIds).",
     )
     assert alice_state() == before
     # The all-users key (gql's default) may.

@@ -65,7 +65,7 @@ def test_an_agent_lists_the_tools_stores_a_turn_gets_its_context_and_no_other_us
 
     for result in for_bob:  # the key is scoped to alice
         assert error_codes(result) == ["FORBIDDEN"]
-        assert result.content[0].text == "FORBIDDEN: This API key may not act on user 'bob'."
+        assert result.content[0].text == "FORBIDDEN: This API key may not act on user 'bob'. (field userId)"
     assert not Message.objects.filter(session__user__external_id="bob").exists()
 
 

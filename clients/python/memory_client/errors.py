@@ -2,8 +2,8 @@
 
 The codes are those of the API (docs/api.md, "Errors"): a top-level GraphQL error's
 ``extensions.code``, or, for input a mutation, ``search`` or ``context`` refuses (``OperationInfo``),
-the kind of its first message (``VALIDATION``, ``ERROR``, ``PERMISSION``) with every message in
-``field_errors``.
+the code of its first message (``FORBIDDEN``) or else its kind (``VALIDATION``, ``ERROR``), with every
+message in ``field_errors``.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ class UnauthenticatedError(MemoryApiError):
 
 
 class ForbiddenError(MemoryApiError):
-    """``FORBIDDEN`` (HTTP 200, or 403): the API key does not cover that end user (or shared knowledge);
-    ``PERMISSION``: it may not curate."""
+    """``FORBIDDEN`` (HTTP 200, or 403): the API key does not cover that end user (or shared knowledge),
+    or may not curate; ``PERMISSION``: a refusal of the same kind without a code."""
 
 
 class InputError(MemoryApiError):
@@ -146,5 +146,6 @@ def error_from_operation_info(messages: Iterable[Any]) -> MemoryApiError:
         FieldError(field=m.field, message=m.message, kind=getattr(m.kind, "value", str(m.kind)), code=m.code)
         for m in messages
     ]
-    kind = field_errors[0].kind if field_errors else "VALIDATION"
-    return _error(field_errors[0].message if field_errors else "Input refused.", kind, field_errors=field_errors)
+    # A refusal for want of permission carries the code FORBIDDEN; other messages only their kind.
+    code = (field_errors[0].code or field_errors[0].kind) if field_errors else "VALIDATION"
+    return _error(field_errors[0].message if field_errors else "Input refused.", code, field_errors=field_errors)

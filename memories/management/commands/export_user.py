@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from memories.models import EndUser
 from memories.services.user_export import export_counts, export_user
+from memories.services.validation import described
 
 
 class _Unended:
@@ -51,7 +52,7 @@ class Command(BaseCommand):
                     progress=lambda section, n: (bar.set_description(section), bar.update(n)),
                 )
         except ValidationError as exc:
-            raise CommandError(" ".join(exc.messages)) from exc
+            raise CommandError(" ".join(described(exc))) from exc
         finally:
             if out:
                 stream.close()

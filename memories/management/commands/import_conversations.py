@@ -18,6 +18,7 @@ from tqdm import tqdm
 from memories.backlog import backlog_get
 from memories.importers import LocomoReport, locomo_sessions
 from memories.services.messages import messages_add
+from memories.services.validation import described
 
 
 class Command(BaseCommand):
@@ -103,7 +104,7 @@ class Command(BaseCommand):
                     messages=session.messages,
                 )
             except ValidationError as exc:  # nothing of this session is stored (one transaction)
-                report.skipped.append(f"{session.user_id}, {session.session_id}: {' '.join(exc.messages)}")
+                report.skipped.append(f"{session.user_id}, {session.session_id}: {' '.join(described(exc))}")
                 continue
             imported.add((session.user_id, session.session_id))
             stored += len(added.messages)
