@@ -121,6 +121,34 @@ def answers_for_questions(ranked: Sequence[Ranked], *, answer_of: Mapping[int, i
     return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
 
 
+def exchanges_by_their_nearer_turn(
+    ranked: Sequence[Ranked], *, before: Mapping[int, int | None], similarity: Mapping[int, float]
+) -> list[Ranked]:
+    """``ranked`` where a reply found together with the turn it replies to is shown from that turn when
+    it is nearer the query: the earlier turn takes the reply's place (and the better of their scores),
+    the reply is shown after it anyway.
+
+    Args:
+        before: for a message id, the statement it replies to (the turn before it; ``None``: none, or a
+            question, which is only a lead-in).
+        similarity: cosine similarity to the query of the messages ranked by vector.
+
+    A user's "I've written 17 poems in two weeks" and the long reply praising it are one exchange;
+    word rankings favour the long reply, and it outranks the turn that holds the fact.
+    """
+    scores = dict(ranked)
+    order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
+    for (kind, pk), score in ranked:
+        earlier = before.get(pk) if kind == MemoryKind.MESSAGE else None
+        key, turn = Candidate(kind, pk), Candidate(MemoryKind.MESSAGE, earlier)
+        if earlier is None or key not in scores or turn not in scores:
+            continue
+        if similarity.get(earlier, -1.0) > similarity.get(pk, -1.0) and order[turn] > order[key]:
+            scores[turn], order[turn] = max(score, scores[turn]), order[key]
+            del scores[key]
+    return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
+
+
 def facts_over_sources(ranked: Sequence[Ranked], *, sources: Mapping[int, Collection[int]]) -> list[Ranked]:
     """``ranked`` where each fact (knowledge id in ``sources``) takes the place of the best of the turns it
     was raised from (``sources[id]``, message ids) when that is better than its own, and those turns go:

@@ -12,12 +12,13 @@ from django.conf import settings
 from memories.kinds import MemoryKind
 from memories.llm import EmbeddingBatch, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
-from memories.models import DialogueAct
+from memories.models import DialogueAct, Role
 from memories.search import retrievers
 from memories.search.candidates import Candidate, Near
 from memories.search.dates import named_days
 from memories.search.fusion import (
     answers_for_questions,
+    exchanges_by_their_nearer_turn,
     facts_over_sources,
     fuse,
     replaced_last,
@@ -95,6 +96,11 @@ def retrieve(
         if answer and Candidate(MemoryKind.MESSAGE, question) in found
     }
     ranked = answers_for_questions(ranked, answer_of=answer_of)
+    ranked = exchanges_by_their_nearer_turn(
+        ranked,
+        before={pk: p.before for pk, p in turns.items() if _replies_to_a_statement(p, turns)},
+        similarity={row.pk: 1 - row.distance for row in nearest if row.kind == MemoryKind.MESSAGE},
+    )
     origin = retrievers.provenance(
         knowledge_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.KNOWLEDGE],
         message_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.MESSAGE],
@@ -166,6 +172,17 @@ def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> di
         for pk, place in turns.items()
         if place.act == DialogueAct.QUESTION
     }
+
+
+def _replies_to_a_statement(place: retrievers.Neighbours, turns: dict[int, retrievers.Neighbours]) -> bool:
+    """Whether an assistant's turn replies to a statement of the user's that is among ``turns``."""
+    earlier = turns.get(place.before) if place.before is not None else None
+    return (
+        place.role == Role.ASSISTANT
+        and earlier is not None
+        and earlier.role == Role.USER
+        and earlier.act == DialogueAct.STATEMENT
+    )
 
 
 def _said_in_named_days(*, scope: RowScope, query: str, vector: Sequence[float], limit: int) -> list[Near]:

@@ -176,7 +176,7 @@ def lexical(*, scope: RowScope, query: str, limit: int) -> list[int]:
 @dataclass(frozen=True)
 class Neighbours:
     """A message's place in its session: its session pk, the turn just before it and the two after it,
-    and the dialogue acts (``memories.models.DialogueAct``) of itself and of the turn after it."""
+    the dialogue acts (``memories.models.DialogueAct``) of itself and of the turn after it, and its role."""
 
     session: int
     before: int | None
@@ -184,6 +184,7 @@ class Neighbours:
     after_next: int | None
     act: str
     after_act: str | None
+    role: str
 
 
 def neighbours(*, message_ids: list[int]) -> dict[int, Neighbours]:

@@ -445,3 +445,31 @@ def test_only_active_facts_are_searched(hashing_embedder, gql, add_messages, sea
 
     # Osaka is superseded in the residence slot by what was said later.
     assert [h["content"] for h in after["hits"]] == [next(c for c in facts if "Kyoto" in c)]
+
+
+def test_an_exchange_is_shown_from_the_users_statement_when_it_is_nearer_the_query(add_messages, search):
+    """A long reply repeating the question's words outranks, by words, the user's turn that holds the
+    fact; the exchange is then shown from the user's turn, the reply after it."""
+    reply = (
+        "Congratulations on all that writing! Poems are a wonderful habit. To keep writing poems, try a "
+        "daily prompt, read poems by poets you admire, keep a notebook of images for future poems, and "
+        "share a few poems with a writing group. Writing poems in a series can also help you finish more poems."
+    )
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {
+                "role": "user",
+                "content": "I have written seventeen poems in the past two weeks.",
+                "createdAt": "2024-05-01T10:00:00Z",
+            },
+            {"role": "assistant", "content": reply, "createdAt": "2024-05-01T10:01:00Z"},
+            {"role": "user", "content": "My cat knocked a plant off the shelf.", "createdAt": "2024-05-01T10:02:00Z"},
+        ],
+    )
+    result = search(userId="alice", query="How many poems have I written?", sources=["MESSAGE"])
+    first = result["hits"][0]
+    assert first["content"] == "I have written seventeen poems in the past two weeks."
+    assert [(t["role"], t["isHit"]) for t in first["turns"]][:2] == [("user", True), ("assistant", False)]
+    assert all(h["content"] != reply for h in result["hits"])  # shown once, after the statement
