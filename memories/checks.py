@@ -1,11 +1,12 @@
-"""System checks (``manage.py check``): stored vectors that do not match the configured model,
-and a connection pool too small for the threads that use it."""
+"""System checks (``manage.py check``): a connection pool too small for the threads that use it,
+and, under ``check --database default`` and ``migrate`` only, stored vectors that do not match the
+configured model."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.checks import Warning, register
-from django.db import DatabaseError
+from django.core.checks import Tags, Warning, register
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
 from memories.kinds import KINDS
 from memories.services.reembed import reembed_column_dimensions
@@ -23,15 +24,18 @@ def _end_models(model) -> list[str]:
     return [m for m in (embedded.order_by("pk").first(), embedded.order_by("-pk").first()) if m is not None]
 
 
-@register("memories")
-def check_embeddings(app_configs: object = None, **kwargs: object) -> list[Warning]:
+@register(Tags.database)
+def check_embeddings(app_configs: object = None, databases: list[str] | None = None, **kwargs: object) -> list[Warning]:
     """Warn when a vector column's size or the stored vectors' model differ from the configuration.
 
-    Runs with every management command, so it stays cheap: the column size comes from the
+    A database check: Django passes ``databases`` only to ``check --database default`` and
+    ``migrate``, so other commands query nothing. It stays cheap: the column size comes from the
     catalog, and the model from the oldest and newest embedded rows of each table (two index
     scans; a model change shows at both ends). Skipped silently when the database is not
     reachable or not migrated yet.
     """
+    if DEFAULT_DB_ALIAS not in (databases or ()):
+        return []
     warnings: list[Warning] = []
     try:
         for kind, spec in KINDS.items():

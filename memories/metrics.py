@@ -8,6 +8,7 @@ while that setting is empty: behind a proxy on the same host every client looks 
 
 from __future__ import annotations
 
+import functools
 import hmac
 import os
 import time
@@ -22,7 +23,9 @@ from graphql import FieldNode, OperationDefinitionNode
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import REGISTRY, Collector
+from strawberry import Schema
 from strawberry.extensions import SchemaExtension
+from strawberry.types import get_object_definition
 
 __all__ = [
     "FACTS_LEFT_OUT",
@@ -83,8 +86,7 @@ class MetricsExtension(SchemaExtension):
     def _root_field(self) -> str:
         context = self.execution_context
         document = context.graphql_document
-        schema = context.schema._schema
-        roots = {**schema.query_type.fields, **(schema.mutation_type.fields if schema.mutation_type else {})}
+        roots = _root_fields(context.schema)
         for definition in getattr(document, "definitions", ()):
             if not isinstance(definition, OperationDefinitionNode):
                 continue
@@ -95,6 +97,16 @@ class MetricsExtension(SchemaExtension):
                     return selection.name.value
             break
         return "other"
+
+
+@functools.cache
+def _root_fields(schema: Schema) -> frozenset[str]:
+    """The names clients write for the schema's ``Query`` and ``Mutation`` fields."""
+    names = schema.config.name_converter
+    roots = (root for root in (schema.query, schema.mutation) if root is not None)
+    return frozenset(
+        names.from_field(field) for root in roots for field in get_object_definition(root, strict=True).fields
+    )
 
 
 class BacklogCollector(Collector):

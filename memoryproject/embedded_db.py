@@ -6,12 +6,13 @@ name the server's Unix socket (in that directory); ``ensure_embedded_database`` 
 is called by what needs it: ``manage.py`` (commands that use the database), gunicorn's
 ``on_starting`` hook and the pytest session.
 
-The handle: ``pgserver`` lists the processes using a cluster in ``<data dir>/.handle_pids.json``
-(PostgreSQL's own ``postmaster.pid`` names the server), and the last of them to exit stops the
-server. A process killed outright stays listed, which would keep the server up for good: dead
-processes are dropped from the list when a process joins and when one leaves, so the next run
-after a crash stops the server when it ends. When run as root, ``pgserver`` runs the server as
-its own system user.
+Who uses the server: every process that joins holds a shared ``flock`` on ``.<data dir>.users``
+(beside the data directory) for as long as it lives; the kernel drops the lock of a process that
+is killed outright. A process that leaves and then gets the lock exclusively was the last user,
+and stops the server (``pg_ctl stop``) while joiners wait; ``.<data dir>.start`` makes starts one
+at a time. ``pgserver`` itself is asked only to start (``get_server(..., cleanup_mode=None)``), as
+its own list of users keeps the pids of killed processes. When run as root, ``pgserver`` runs the
+server as its own system user.
 
 A server that stops while in use (killed, crashed) is started again by whoever supervises it:
 ``manage.py serve`` watches ``embedded_database_running`` and calls ``embedded_database_restart``.
@@ -20,14 +21,16 @@ A server that stops while in use (killed, crashed) is started again by whoever s
 from __future__ import annotations
 
 import atexit
-import json
+import fcntl
 import logging
 import os
+import subprocess
 import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import psutil
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -44,7 +47,6 @@ logger = logging.getLogger(__name__)
 # What a Unix socket path may hold on Linux (sun_path), with its final NUL byte.
 _MAX_SOCKET_PATH = 107
 _SOCKET_NAME = ".s.PGSQL.5432"
-_HANDLES = ".handle_pids.json"
 
 _lock = threading.Lock()
 _url: str | None = None
@@ -125,11 +127,10 @@ def embedded_database_restart() -> None:
         subprocess.TimeoutExpired: the server took more than 10 s to start.
     """
     import pgserver
-    from pgserver.postgres_server import PostgresServer
 
-    server = pgserver.get_server(Path(settings.EMBEDDED_DB_DIR).resolve(), cleanup_mode="stop")  # this process's
-    with PostgresServer._lock:
-        server.ensure_postgres_running()
+    data_dir = Path(settings.EMBEDDED_DB_DIR).resolve()
+    with _starting(data_dir):
+        pgserver.get_server(data_dir, cleanup_mode=None).ensure_postgres_running()  # this process's handle
 
 
 def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:
@@ -140,18 +141,17 @@ def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:
             # platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); /tmp is fine.
             warnings.simplefilter("ignore")
             import pgserver
-            from pgserver.postgres_server import PostgresServer
     except ImportError as exc:  # pragma: no cover - a broken install
         raise RuntimeError(
             "DATABASE_URL is not set and the embedded server (pgserver) is not installed; "
             "run `make run` or `pip install -r requirements.txt`."
         ) from exc
-    data_dir.mkdir(parents=True, exist_ok=True)
-    _forget_dead_handles(data_dir, PostgresServer._lock)
-    server = pgserver.get_server(data_dir, cleanup_mode="stop")
-    # atexit runs handlers last-in first-out: this one before pgserver's, which stops the
-    # server when this process is the only one listed.
-    atexit.register(_forget_dead_handles, data_dir, PostgresServer._lock)
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    users = os.open(_beside(data_dir, "users"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(users, fcntl.LOCK_SH)  # waits while a last user stops the server
+    with _starting(data_dir):
+        server = pgserver.get_server(data_dir, cleanup_mode=None)
+    atexit.register(_leave, data_dir, users, os.getpid(), server.system_user)
     info = server.get_postmaster_info()
     if info.socket_dir is None or info.socket_dir.resolve() != data_dir:
         raise ImproperlyConfigured(
@@ -164,24 +164,44 @@ def _start(data_dir: Path, shared_buffers_mb: int | None) -> str:
     return url
 
 
-def _forget_dead_handles(data_dir: Path, lock) -> None:  # pgserver's fasteners lock
-    """Drop the processes that no longer run from ``pgserver``'s list of the cluster's users."""
-    path = data_dir / _HANDLES
-    with lock:  # pgserver's own inter-process lock, which guards that list
-        if not path.exists():
-            return
-        pids = json.loads(path.read_text() or "[]")
-        alive = [pid for pid in pids if _running(pid)]
-        if alive != pids:
-            logger.info("embedded PostgreSQL: forgetting processes that exited unannounced: %s", set(pids) - set(alive))
-            path.write_text(json.dumps(alive))
+def _beside(data_dir: Path, name: str) -> Path:
+    """A file next to the data directory (``initdb`` wants that directory empty)."""
+    return data_dir.with_name(f".{data_dir.name}.{name}")
 
 
-def _running(pid: int) -> bool:
+@contextmanager
+def _starting(data_dir: Path) -> Iterator[None]:
+    """One process at a time starts (or stops) the server: two ``pg_ctl start`` would collide."""
+    lock = os.open(_beside(data_dir, "start"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE  # killed, not yet reaped by its parent
-    except psutil.NoSuchProcess:
-        return False
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(lock)  # releases the lock
+
+
+def _leave(data_dir: Path, users: int, pid: int, system_user: str | None) -> None:
+    """At exit: stop the server when no other process uses it."""
+    if os.getpid() != pid:  # a forked child (gunicorn's worker) runs its parent's atexit handlers
+        return
+    fcntl.flock(users, fcntl.LOCK_UN)
+    try:
+        fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(users)
+        return  # another process uses it, and the last one stops it
+    from pgserver import pg_ctl
+    from pgserver.utils import PostmasterInfo
+
+    try:
+        with _starting(data_dir):
+            info = PostmasterInfo.read_from_pgdata(data_dir)
+            if info is not None and info.is_running():
+                pg_ctl(["-w", "stop"], pgdata=data_dir, user=system_user)
+    except subprocess.CalledProcessError:
+        logger.warning("embedded PostgreSQL: pg_ctl stop failed; see %s", data_dir / "log")
+    finally:
+        os.close(users)  # releases the lock: joiners waiting start it again
 
 
 def _configure_shared_buffers(url: str, megabytes: int) -> None:

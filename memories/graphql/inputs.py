@@ -29,10 +29,15 @@ class MessageInput:
 
 
 def _message_input(cls: type[MessageInput], value: Mapping[str, Any], context: InputContext) -> MessageInput:
-    # graphql-core has already checked and parsed every field (the scalars are leaves, so
-    # Strawberry would pass them on unchanged); building the object directly skips its
-    # field-by-field conversion of every message of a large addMessages call.
-    # Every field is present: graphql-core fills in the published defaults.
+    """Strawberry's documented ``StrawberryObjectDefinition.from_input`` hook for ``MessageInput``.
+
+    graphql-core has already checked and parsed every field (the scalars are leaves, so Strawberry
+    would pass them on unchanged); building the object directly skips its field-by-field
+    conversion of every message of a large addMessages call. Every field is
+    present: graphql-core fills in the published defaults. ``@strawberry.input`` takes no hook, so
+    it is set on the definition below; ``tests/graphql/test_messages.py`` fails if Strawberry stops
+    calling it.
+    """
     return cls(
         role=value["role"],
         content=value["content"],
@@ -42,7 +47,6 @@ def _message_input(cls: type[MessageInput], value: Mapping[str, Any], context: I
     )
 
 
-# Strawberry's hook for input types that build their own value (StrawberryObjectDefinition.from_input).
 MessageInput.__strawberry_definition__.from_input = _message_input
 
 

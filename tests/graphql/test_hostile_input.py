@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import wsgiref.util
 from datetime import timedelta
 from typing import Any
 
@@ -20,6 +21,7 @@ from django.utils import timezone
 
 from memories import tasks
 from memories.models import EndUser, Knowledge, Message
+from memoryproject.wsgi import application
 from tests.conftest import ADD_MESSAGES
 from tests.factories import KnowledgeFactory
 
@@ -79,22 +81,31 @@ def test_two_operations_without_an_operation_name_get_400(raw_post):
     assert chosen.json() == {"data": {"sessions": {"totalCount": 0}}}
 
 
+@pytest.mark.django_db(transaction=True)  # the WSGI application closes its connection as a request ends
 @pytest.mark.parametrize("size", ["at", "over"])
-def test_a_chunked_body_over_the_limit_gets_413_and_one_under_it_is_read(raw_post, settings, size):
+def test_a_chunked_body_over_the_limit_gets_413_and_one_under_it_is_read(trusted_key, settings, size):
     settings.MAX_REQUEST_BYTES = 4096
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 4096
     document = json.dumps({"query": '{ sessions(userId: "u") { totalCount } }'})
     body = document + " " * (4096 - len(document) + (1 if size == "over" else 0))
-    # A de-chunking WSGI server (gunicorn) sends no Content-Length and says the input ends.
-    response = raw_post(
-        body, CONTENT_LENGTH="", **{"wsgi.input": io.BytesIO(body.encode()), "wsgi.input_terminated": True}
-    )
+    # What a de-chunking WSGI server (gunicorn) passes on: no Content-Length, and the input ends.
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/graphql/",
+        "CONTENT_TYPE": "application/json",
+        "HTTP_AUTHORIZATION": f"Bearer {trusted_key}",
+        "wsgi.input": io.BytesIO(body.encode()),
+        "wsgi.input_terminated": True,
+    }
+    wsgiref.util.setup_testing_defaults(environ)
+    status: list[str] = []
+    answer = json.loads(b"".join(application(environ, lambda s, headers: status.append(s))))
     if size == "over":
-        assert response.status_code == 413
-        assert _code(response.json()) == "PAYLOAD_TOO_LARGE"
+        assert status[0].startswith("413 ")
+        assert _code(answer) == "PAYLOAD_TOO_LARGE"
     else:
-        assert response.status_code == 200
-        assert response.json() == {"data": {"sessions": {"totalCount": 0}}}
+        assert status[0].startswith("200 ")
+        assert answer == {"data": {"sessions": {"totalCount": 0}}}
 
 
 # --- coercion errors -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memories.graphql.inputs import MessageInput
 from memories.models import Message, Session
 
 pytestmark = pytest.mark.django_db
@@ -223,3 +224,16 @@ def test_any_text_is_stored_as_sent(add_messages):
     )
     rows = Message.objects.order_by("pk")
     assert [(r.content, r.external_id, r.metadata) for r in rows] == [(t, t, {"t": t}) for t in texts]
+
+
+def test_strawberry_builds_each_message_input_through_its_hook(add_messages, monkeypatch):
+    # ``memories.graphql.inputs`` builds MessageInput itself (faster than Strawberry's field by field on a
+    # large call): this fails when a Strawberry release stops calling that hook.
+    definition = MessageInput.__strawberry_definition__
+    hook, seen = definition.from_input, []
+    monkeypatch.setattr(
+        definition, "from_input", lambda cls, value, context: seen.append(value) or hook(cls, value, context)
+    )
+    add_messages("alice", "s1", [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}])
+    assert [value["content"] for value in seen] == ["one", "two"]
+    assert list(Message.objects.order_by("pk").values_list("content", flat=True)) == ["one", "two"]

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from memories.llm import get_chat_model, get_embedder
 from memories.llm.local import LocalEmbedder
 from memories.llm.text import split_sentences
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_paraphrase_ranks_above_unrelated_sentence():
@@ -128,3 +135,22 @@ def test_a_failed_onnx_export_is_reported_and_tried_again(tmp_path, monkeypatch)
     assert not list(tmp_path.glob("*.onnx"))
     monkeypatch.undo()
     assert onnx_encoder.onnx_model_file(cache_dir=tmp_path).exists()
+
+
+_IMPORT_BACKENDS = """
+import os, django
+django.setup()
+before = dict(os.environ)
+import memories.llm.local, memories.llm.onnx_encoder, memories.checks
+print(sorted(set(os.environ.items()) ^ set(before.items())))
+"""
+
+
+def test_importing_the_backends_sets_no_environment_variable():
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TOKENIZERS_PARALLELISM")}
+    env["DJANGO_SETTINGS_MODULE"] = "memoryproject.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_BACKENDS], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"

@@ -199,7 +199,7 @@ def test_sigterm_stops_every_process_and_the_embedded_database(service, embedded
         service.send_signal(signal.SIGTERM)
     assert service.wait(timeout=60) == 0, log.read_text()[-3000:]
     _assert_all_gone(processes)
-    assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
+    assert not (embedded_dir / "postmaster.pid").exists()  # stopped by its last user
 
 
 def test_a_killed_web_process_is_started_again_alone(service, embedded_dir):
@@ -251,7 +251,7 @@ def test_the_api_answers_while_a_killed_worker_is_started_again_up_to_the_limit(
         assert service.wait(timeout=90) == 1
         assert "The worker process exited (code -9); everything was stopped." in log.read_text()
         _assert_all_gone(processes)
-        assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
+        assert not (embedded_dir / "postmaster.pid").exists()
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection(("127.0.0.1", port), timeout=2)
     finally:
@@ -288,15 +288,15 @@ time.sleep(60)
 """
 
 
-def test_a_handle_left_by_a_killed_process_does_not_keep_the_database_up(embedded_dir):
+def test_a_killed_process_does_not_keep_the_database_up(embedded_dir):
     env = environment(EMBEDDED_DB_DIR=str(embedded_dir))
     crashed = subprocess.Popen([sys.executable, "-c", _JOIN], cwd=ROOT, env=env, stdout=subprocess.PIPE)
     assert crashed.stdout.readline() == b"joined\n"
-    crashed.kill()  # no chance to leave: its pid stays listed as a user of the server
+    crashed.kill()  # no chance to leave, nor to stop the server
     crashed.wait()
-    assert crashed.pid in json.loads((embedded_dir / ".handle_pids.json").read_text())
     server = postmaster(embedded_dir)
+    assert server.is_running()
 
-    manage("showmigrations", "memories", env=env, timeout=60)
+    manage("showmigrations", "memories", env=env, timeout=60)  # the next user is the last: it stops it
     _assert_all_gone([server])
-    assert json.loads((embedded_dir / ".handle_pids.json").read_text()) == []
+    assert not (embedded_dir / "postmaster.pid").exists()
