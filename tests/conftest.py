@@ -8,7 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.test import Client
 
+from memories.models import Summary
 from memories.services.api_keys import api_key_create
 from memoryproject.embedded_db import ensure_embedded_database
 from tests.graphql.documents import CREATE_SUMMARIES, ok
@@ -178,3 +180,39 @@ def openai_chat(settings, fake_openai):
     settings.OPENAI_BASE_URL = fake_openai.base_url
     settings.OPENAI_MAX_RETRIES = 0
     return fake_openai
+
+
+@pytest.fixture
+def alice(add_messages, gql) -> dict[str, str]:
+    """alice: two sessions (s1 summarised), a fact and a diary entry; plus shared knowledge and bob's s1.
+
+    Returns the ids of alice's fact and of the shared one.
+    """
+    for user_id, session_id, content, at in [
+        ("alice", "s1", "I adopted a cat named Miso.", "2024-05-01T10:00:00Z"),
+        ("alice", "s2", "I play the cello.", "2024-05-02T10:00:00Z"),  # s1 is summarised now
+        ("bob", "s1", "Bob adopted a dog named Rex.", "2024-05-01T10:00:00Z"),
+    ]:
+        add_messages(user_id, session_id, [{"role": "user", "content": content, "createdAt": at}])
+    add_knowledge = (
+        "mutation A($userId: String, $content: String!) "
+        "{ addKnowledge(userId: $userId, content: $content) { ... on Knowledge { id } } }"
+    )
+    fact = gql(add_knowledge, {"userId": "alice", "content": "Alice is allergic to peanuts."})
+    shared = gql(add_knowledge, {"content": "The support desk opens at 9am."})
+    diary = gql(
+        'mutation { upsertDiary(userId: "alice", diaryDate: "2024-05-01", content: "Went to Osaka.") { __typename } }'
+    )
+    for body in (fact, shared, diary):
+        assert "errors" not in body, body
+    assert Summary.objects.filter(user__external_id="alice").count() == 1
+    return {"knowledge": fact["data"]["addKnowledge"]["id"], "shared": shared["data"]["addKnowledge"]["id"]}
+
+
+@pytest.fixture
+def staff_client(django_user_model) -> Client:
+    """A staff member logged into the admin, with CSRF checks on (as in a browser)."""
+    staff = django_user_model.objects.create_user("staff", password="secret", is_staff=True)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(staff)
+    return client

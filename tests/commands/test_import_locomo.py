@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -152,3 +153,104 @@ def test_the_progress_bar_is_not_drowned_by_a_line_per_queued_task(sample):
     assert "3 sessions imported" in done.stdout
     assert "sessions: 100%" in done.stderr
     assert all(line.startswith("sessions:") for line in done.stderr.split("\n") if line), done.stderr[-3000:]
+
+
+# --- importing real, imperfect files ---------------------------------------------------------
+
+PHOTO = "data:image/jpeg;base64," + "A" * 16_000
+
+
+def _locomo(tmp_path, samples: list) -> str:
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(samples))
+    return str(path)
+
+
+def _sample(sample_id: str, **sessions: object) -> dict:
+    return {"sample_id": sample_id, "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", **sessions}}
+
+
+def _import(path: str, django_capture_on_commit_callbacks) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_conversations", path, stdout=out, stderr=err, verbosity=0)
+    return out.getvalue(), err.getvalue()
+
+
+def test_an_inline_photo_and_bad_turns_and_sessions_never_abort_an_import(tmp_path, django_capture_on_commit_callbacks):
+    date = "1:56 pm on 8 May, 2023"
+    path = _locomo(
+        tmp_path,
+        [
+            _sample(
+                "conv-1",
+                session_1_date_time=date,
+                session_1=[
+                    {"speaker": "Ann", "dia_id": "D1:1", "text": "Look!", "img_url": [PHOTO], "blip_caption": "a dog"},
+                    {"speaker": "Bo", "dia_id": "D1:2", "text": "Cute."},
+                ],
+                session_2_date_time=date,
+                session_2=[
+                    {"speaker": "Ann", "dia_id": "D2:1", "text": "Long caption.", "blip_caption": "x" * 20_000},
+                    {"speaker": "Ann", "text": "No dia_id."},
+                    "not a turn",
+                    {"speaker": "Bo", "dia_id": "D2:4", "text": "Nul \u0000 inside."},
+                ],
+                session_3=[{"speaker": "Ann", "dia_id": "D3:1", "text": "No date."}],
+                session_4_date_time=date,
+                session_4=[{"speaker": "Ann", "dia_id": "D4:1", "text": "Fine."}],
+            ),
+            {"sample_id": "conv-2"},
+            _sample(
+                "conv-3", session_1_date_time=date, session_1=[{"speaker": "Bo", "dia_id": "x" * 300, "text": "Hi"}]
+            ),
+        ],
+    )
+    out, err = _import(path, django_capture_on_commit_callbacks)
+
+    photo = Message.objects.get(external_id="D1:1")
+    assert photo.metadata == {"speaker": "Ann", "dia_id": "D1:1", "image_caption": "a dog"}
+    assert "a dog" in photo.embedding_text
+    long_caption = Message.objects.get(external_id="D2:1")
+    assert len(json.dumps(long_caption.metadata)) <= 16384
+    assert Message.objects.get(external_id="D2:4").content == "Nul  inside."
+    assert sorted(Message.objects.values_list("external_id", flat=True)) == ["D1:1", "D1:2", "D2:1", "D2:4", "D4:1"]
+    assert "warning: conv-1, session_1, turn 1: img_url: an inline data: URL" in err
+    assert "warning: conv-1, session_2, turn 1: blip_caption cut" in err
+    assert "warning: conv-1, session_2, turn 2: dropped" in err
+    assert "warning: conv-1, session_2, turn 3: dropped" in err
+    assert "warning: conv-1, session_2, turn 4: text: characters PostgreSQL cannot store" in err
+    assert "skipped: conv-1, session_3: no session_3_date_time" in err
+    assert "skipped: sample #2: no 'conversation'" in err
+    assert "skipped: conv-3, session_1: external_id must be at most 255 characters." in err
+    assert "Traceback" not in out + err
+    assert "1 users, 3 sessions imported: 5 messages stored, 0 already there; 3 skipped, 5 warnings." in out
+
+
+def test_an_import_fails_only_when_nothing_could_be_read(tmp_path, django_capture_on_commit_callbacks):
+    path = _locomo(tmp_path, [_sample("conv-1", session_1=[{"speaker": "Ann", "dia_id": "D1:1", "text": "Hi."}])])
+    with pytest.raises(CommandError, match="Nothing could be imported.*conv-1, session_1: no session_1_date_time"):
+        _import(path, django_capture_on_commit_callbacks)
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b'[{"sample_id": "conv-1"', "Expecting"),
+        (b"\xff\xfe[]", "utf-8"),
+        (b'{"not": "a list"}', "JSON list of samples"),
+    ],
+    ids=["truncated-json", "not-utf-8", "not-a-list"],
+)
+def test_an_unreadable_file_is_a_command_error_not_a_traceback(tmp_path, content, says):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(CommandError, match=says):
+        call_command("import_conversations", str(path))
+
+
+@pytest.mark.parametrize("where", ["missing", "directory"])
+def test_a_path_that_is_not_a_file_is_a_command_error(tmp_path, where):
+    path = tmp_path / "nothing.json" if where == "missing" else tmp_path
+    with pytest.raises(CommandError, match="No such file"):
+        call_command("import_conversations", str(path))

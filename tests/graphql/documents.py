@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.db.models import Q
+from django.http import HttpResponse
+from django.test import Client
+
+from memories.models import Diary, Knowledge, Message, Session, Summary
+
 
 def ok(body: dict[str, Any]) -> dict[str, Any]:
     """The ``data`` of a response that has no errors."""
@@ -231,3 +237,46 @@ MIA_MESSAGES = [
 def summary_or_facts(summary: str):
     """A chat reply: ``summary`` to a summary request, no facts to a fact extraction."""
     return lambda body: NO_FACTS if "response_format" in body else summary
+
+
+# History as the scoping tests read it.
+SCOPED_HISTORY = "query H($userId: String!) { history(userId: $userId) { results { content sessionId } totalCount } }"
+
+
+def post(client: Client, query: str, variables: dict[str, Any] | None = None, **headers: Any) -> HttpResponse:
+    return client.post(
+        "/graphql/",
+        data=json.dumps({"query": query, "variables": variables or {}}),
+        content_type="application/json",
+        **headers,
+    )
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+
+
+def alice_state() -> dict[str, list[tuple]]:
+    """Every row of alice's (and the shared knowledge), to compare before and after a request."""
+    alice = Q(user__external_id="alice")
+    return {
+        "messages": list(Message.objects.filter(alice).order_by("pk").values_list("pk", "content", "created_at")),
+        "sessions": list(
+            Session.objects.filter(alice).order_by("pk").values_list("pk", "external_id", "last_message_at")
+        ),
+        "summaries": list(Summary.objects.filter(alice).order_by("pk").values_list("pk", "content", "updated_at")),
+        "knowledge": list(
+            Knowledge.objects.filter(alice | Q(user__isnull=True))
+            .order_by("pk")
+            .values_list("pk", "content", "updated_at", "embedding_model")
+        ),
+        "diaries": list(Diary.objects.filter(alice).order_by("pk").values_list("pk", "content", "updated_at")),
+    }
+
+
+def only_forbidden(body: dict[str, Any], field: str) -> str:
+    """The message of the single FORBIDDEN error of a response without data."""
+    assert body["data"] is None, body
+    [error] = body["errors"]
+    assert (error["path"], error["extensions"]) == ([field], {"code": "FORBIDDEN"})
+    return error["message"]

@@ -1,4 +1,4 @@
-"""Who may do what: API keys scoped to end users, all-users keys, the admin session, and 401s.
+"""Who may do what: API keys scoped to end users and all-users keys (authentication: test_authentication).
 
 Every operation is tried with a key scoped to ``bob`` on ``alice``: it gets none of alice's
 data and changes nothing of hers; the same request with a key covering alice succeeds (so the
@@ -9,42 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from django.core.management.base import CommandError
-from django.db.models import Q
-from django.http import HttpResponse
-from django.test import Client
 from strawberry.utils.str_converters import to_camel_case
 
 from memories.graphql.schema import schema
-from memories.models import ApiKey, Diary, Knowledge, Message, Session, Summary
-from memories.services.api_keys import api_key_hash, api_key_revoke
 from tests.conftest import ADD_MESSAGES, SEARCH
+from tests.graphql.documents import SCOPED_HISTORY as HISTORY
+from tests.graphql.documents import alice_state, only_forbidden
 
 pytestmark = pytest.mark.django_db
 
-# What alice said, wrote and was told: none of it may reach bob's key.
 ALICE_WORDS = ("Miso", "cello", "peanuts", "Osaka")
-
-HISTORY = "query H($userId: String!) { history(userId: $userId) { results { content sessionId } totalCount } }"
-
-
-def post(client: Client, query: str, variables: dict[str, Any] | None = None, **headers: Any) -> HttpResponse:
-    return client.post(
-        "/graphql/",
-        data=json.dumps({"query": query, "variables": variables or {}}),
-        content_type="application/json",
-        **headers,
-    )
-
-
-def bearer(key: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {key}"}
-
 
 # Top-level fields that read: having no OperationInfo member, a refusal is a FORBIDDEN error at their path.
 READ_FIELDS = frozenset(
@@ -64,51 +41,6 @@ def denial(body: dict[str, Any], field: str) -> tuple[str | None, str]:
     [message] = result["messages"]
     assert message["kind"] == "PERMISSION", message
     return message.get("field"), message["message"]
-
-
-def alice_state() -> dict[str, list[tuple]]:
-    """Every row of alice's (and the shared knowledge), to compare before and after a request."""
-    alice = Q(user__external_id="alice")
-    return {
-        "messages": list(Message.objects.filter(alice).order_by("pk").values_list("pk", "content", "created_at")),
-        "sessions": list(
-            Session.objects.filter(alice).order_by("pk").values_list("pk", "external_id", "last_message_at")
-        ),
-        "summaries": list(Summary.objects.filter(alice).order_by("pk").values_list("pk", "content", "updated_at")),
-        "knowledge": list(
-            Knowledge.objects.filter(alice | Q(user__isnull=True))
-            .order_by("pk")
-            .values_list("pk", "content", "updated_at", "embedding_model")
-        ),
-        "diaries": list(Diary.objects.filter(alice).order_by("pk").values_list("pk", "content", "updated_at")),
-    }
-
-
-@pytest.fixture
-def alice(add_messages, gql) -> dict[str, str]:
-    """alice: two sessions (s1 summarised), a fact and a diary entry; plus shared knowledge and bob's s1.
-
-    Returns the ids of alice's fact and of the shared one.
-    """
-    for user_id, session_id, content, at in [
-        ("alice", "s1", "I adopted a cat named Miso.", "2024-05-01T10:00:00Z"),
-        ("alice", "s2", "I play the cello.", "2024-05-02T10:00:00Z"),  # s1 is summarised now
-        ("bob", "s1", "Bob adopted a dog named Rex.", "2024-05-01T10:00:00Z"),
-    ]:
-        add_messages(user_id, session_id, [{"role": "user", "content": content, "createdAt": at}])
-    add_knowledge = (
-        "mutation A($userId: String, $content: String!) "
-        "{ addKnowledge(userId: $userId, content: $content) { ... on Knowledge { id } } }"
-    )
-    fact = gql(add_knowledge, {"userId": "alice", "content": "Alice is allergic to peanuts."})
-    shared = gql(add_knowledge, {"content": "The support desk opens at 9am."})
-    diary = gql(
-        'mutation { upsertDiary(userId: "alice", diaryDate: "2024-05-01", content: "Went to Osaka.") { __typename } }'
-    )
-    for body in (fact, shared, diary):
-        assert "errors" not in body, body
-    assert Summary.objects.filter(user__external_id="alice").count() == 1
-    return {"knowledge": fact["data"]["addKnowledge"]["id"], "shared": shared["data"]["addKnowledge"]["id"]}
 
 
 @pytest.fixture
@@ -291,14 +223,6 @@ def test_shared_knowledge_without_a_user_needs_an_all_users_key(operation, alice
     assert allowed["data"][field].get("__typename") != "OperationInfo", allowed
 
 
-def only_forbidden(body: dict[str, Any], field: str) -> str:
-    """The message of the single FORBIDDEN error of a response without data."""
-    assert body["data"] is None, body
-    [error] = body["errors"]
-    assert (error["path"], error["extensions"]) == ([field], {"code": "FORBIDDEN"})
-    return error["message"]
-
-
 @pytest.mark.parametrize("mutation", ["updateKnowledge", "deleteKnowledge"])
 @pytest.mark.parametrize("target", ["knowledge", "shared"])
 def test_naming_itself_does_not_let_a_key_reach_other_rows_by_id(mutation, target, alice, bob_key, gql):
@@ -400,165 +324,3 @@ def test_forgetting_a_user_keeps_the_keys_scoped_to_them(add_messages, make_api_
     # alice comes back: the chatbot's key for her still works.
     body = gql(HISTORY, {"userId": "alice"}, key=key)
     assert body == {"data": {"history": {"results": [], "totalCount": 0}}}
-
-
-# --- authentication --------------------------------------------------------------------
-
-UNAUTHENTICATED_MESSAGE = (
-    "Authentication required: send `Authorization: Bearer <API key>` "
-    "(create one with `manage.py create_api_key`), or log into the admin to use GraphiQL."
-)
-
-
-def test_no_credentials_get_401_and_no_data(alice, client):
-    response = post(client, HISTORY, {"userId": "alice"})
-    assert response.status_code == 401
-    assert response.json() == {
-        "data": None,
-        "errors": [{"message": UNAUTHENTICATED_MESSAGE, "extensions": {"code": "UNAUTHENTICATED"}}],
-    }
-
-
-@pytest.mark.parametrize(
-    "header",
-    [
-        "Bearer",
-        "Bearer ",
-        "Bearer nonsense",
-        "Bearer mem_" + "x" * 43,  # well-formed, unknown
-        "Basic {key}",  # a valid key, wrong scheme
-        "{key}",  # no scheme
-        "Bearer {key}x",
-    ],
-)
-def test_bad_keys_get_401(header, alice, client, trusted_key):
-    response = post(client, HISTORY, {"userId": "alice"}, HTTP_AUTHORIZATION=header.format(key=trusted_key))
-    assert response.status_code == 401
-    assert response.json() == {
-        "data": None,
-        "errors": [{"message": "Invalid or revoked API key.", "extensions": {"code": "UNAUTHENTICATED"}}],
-    }
-
-
-def test_the_bearer_scheme_is_case_insensitive(alice, client, trusted_key):
-    response = post(client, HISTORY, {"userId": "alice"}, HTTP_AUTHORIZATION=f"bearer {trusted_key}")
-    assert response.status_code == 200
-    assert response.json()["data"]["history"]["totalCount"] == 2
-
-
-def test_a_revoked_key_gets_401(alice, client, make_api_key):
-    key = make_api_key("alice")
-    assert post(client, HISTORY, {"userId": "alice"}, **bearer(key)).status_code == 200
-    api_key_revoke(key_id=ApiKey.objects.get(key_hash=api_key_hash(key)).pk)
-    response = post(client, HISTORY, {"userId": "alice"}, **bearer(key))
-    assert response.status_code == 401
-    assert response.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED"}
-    assert response.json()["data"] is None
-
-
-def test_a_key_records_when_it_was_last_used(client, make_api_key):
-    key = make_api_key("alice")
-    assert ApiKey.objects.get().last_used_at is None
-    assert post(client, HISTORY, {"userId": "alice"}, **bearer(key)).status_code == 200
-    assert ApiKey.objects.get().last_used_at is not None
-
-
-def test_api_responses_set_no_cookie(alice, client, make_api_key):
-    response = post(client, HISTORY, {"userId": "alice"}, **bearer(make_api_key("alice")))
-    assert response.status_code == 200
-    assert not response.cookies
-    assert "Set-Cookie" not in response
-
-
-def test_graphiql_page_is_served_to_everyone(client):
-    response = client.get("/graphql/", HTTP_ACCEPT="text/html")
-    assert response.status_code == 200
-    assert response["Content-Type"].startswith("text/html")
-    assert "graphiql" in response.content.decode().lower()
-    assert "csrftoken" in response.cookies
-
-
-@pytest.fixture
-def staff_client(django_user_model) -> Client:
-    """A staff member logged into the admin, with CSRF checks on (as in a browser)."""
-    staff = django_user_model.objects.create_user("staff", password="secret", is_staff=True)
-    client = Client(enforce_csrf_checks=True)
-    client.force_login(staff)
-    return client
-
-
-def test_staff_session_may_query_every_user_with_the_csrf_token(alice, staff_client):
-    refused = post(staff_client, HISTORY, {"userId": "alice"})
-    assert refused.status_code == 403
-    assert refused.json() == {
-        "data": None,
-        "errors": [{"message": "CSRF check failed: reload GraphiQL.", "extensions": {"code": "FORBIDDEN"}}],
-    }
-    wrong = post(staff_client, HISTORY, {"userId": "alice"}, HTTP_X_CSRFTOKEN="x" * 32)
-    assert wrong.status_code == 403
-
-    staff_client.get("/graphql/", HTTP_ACCEPT="text/html")  # GraphiQL sets the CSRF cookie
-    token = staff_client.cookies["csrftoken"].value
-    response = post(staff_client, HISTORY, {"userId": "alice"}, HTTP_X_CSRFTOKEN=token)
-    assert response.status_code == 200
-    assert response.json()["data"]["history"]["totalCount"] == 2
-    shared = post(staff_client, "query { knowledge { results { content } } }", HTTP_X_CSRFTOKEN=token)
-    assert shared.json() == {"data": {"knowledge": {"results": [{"content": "The support desk opens at 9am."}]}}}
-
-
-def test_staff_session_cannot_run_mutations_over_get(alice, staff_client):
-    before = alice_state()
-    response = staff_client.get("/graphql/", {"query": 'mutation { forgetUser(userId: "alice") { __typename } }'})
-    assert response.status_code in (400, 405)
-    assert alice_state() == before
-
-
-def test_a_logged_in_user_who_is_not_staff_gets_401(alice, django_user_model):
-    user = django_user_model.objects.create_user("someone", password="secret")
-    client = Client()
-    client.force_login(user)
-    response = post(client, HISTORY, {"userId": "alice"})
-    assert response.status_code == 401
-    assert response.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED"}
-    assert response.json()["data"] is None
-
-
-# --- manage.py create_api_key ----------------------------------------------------------
-
-
-def create_api_key(*args: str) -> str:
-    out, err = StringIO(), StringIO()
-    call_command("create_api_key", *args, stdout=out, stderr=err)
-    assert "shown only now" in err.getvalue()
-    return out.getvalue().strip()
-
-
-def test_create_api_key_prints_a_key_scoped_to_its_users(alice, gql):
-    key = create_api_key("slack-bot", "--user", "alice")
-    assert key.startswith("mem_")
-    assert gql(HISTORY, {"userId": "alice"}, key=key)["data"]["history"]["totalCount"] == 2
-    assert only_forbidden(gql(HISTORY, {"userId": "bob"}, key=key), "history") == (
-        "This API key may not act on user 'bob'."
-    )
-
-
-def test_create_api_key_for_all_users(alice, gql):
-    key = create_api_key("backend", "--all-users")
-    for user_id, count in (("alice", 2), ("bob", 1)):
-        assert gql(HISTORY, {"userId": user_id}, key=key)["data"]["history"]["totalCount"] == count
-
-
-def test_create_api_key_needs_users_or_all_users(db):
-    with pytest.raises(CommandError, match="Scope the key to at least one end user, or to all users."):
-        call_command("create_api_key", "unscoped", stdout=StringIO(), stderr=StringIO())
-    assert not ApiKey.objects.exists()
-
-
-def test_a_body_over_max_request_bytes_gets_413_through_the_wsgi_handler(alice, client, make_api_key, settings):
-    settings.MAX_REQUEST_BYTES = settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2000
-    key = make_api_key("alice")
-    body = {"query": HISTORY, "variables": {"userId": "alice", "padding": "x" * 3000}}
-    for _ in range(2):  # the second time the key has authenticated lately: the view reads the body first
-        response = client.post("/graphql/", data=json.dumps(body), content_type="application/json", **bearer(key))
-        assert response.status_code == 413
-        assert response.json()["errors"][0]["extensions"]["code"] == "PAYLOAD_TOO_LARGE"

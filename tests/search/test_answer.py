@@ -1,7 +1,9 @@
-"""The answer of ``search`` written by a chat model (the ``openai`` backends on a fake server).
+"""The answer of ``search``: offline, the turns it quotes; written by a chat model (the ``openai``
+backends on a fake server).
 
-The generated answer's citations, "insufficient" answers, token usage, backend failures and empty
-replies, and how a summary hit reads.
+Offline: the reply to a question is quoted, not the question; the user of each quote and the day in
+the caller's time zone. Generated: citations, "insufficient" answers, token usage, backend failures
+and empty replies, and how a summary hit reads.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.conftest import SEARCH
-from tests.graphql.documents import MIA_MESSAGES, say, summary_or_facts
+from tests.graphql.documents import MIA_MESSAGES, UPSERT_DIARY, msg, say, summary_or_facts
 
 if TYPE_CHECKING:
     from tests.fake_openai import FakeOpenAI
@@ -19,6 +21,86 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.django_db
 
 CITED = "query($i: SearchInput!) { search(input: $i) { ... on SearchResult { answer found hits { content cited } } } }"
+
+
+# --- the offline answer ---------------------------------------------------------------
+
+
+def test_the_offline_answer_quotes_the_reply_to_a_question_said_at_the_same_time(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "I love hiking in the hills.", "metadata": {"speaker": "Alice"}},
+            {"role": "assistant", "content": "Which car do you drive to the hills?", "metadata": {"speaker": "Bot"}},
+            {"role": "user", "content": "A small red hatchback.", "metadata": {"speaker": "Alice"}},
+        ],
+    )  # no createdAt: one batch, one time
+    result = search(userId="alice", query="Which car do you drive to the hills?")
+    assert "Alice said: \u201cA small red hatchback.\u201d" in result["answer"].splitlines()[0]
+
+
+def test_the_offline_answer_does_not_quote_a_question_nobody_answered(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "My favourite food is okonomiyaki.", "createdAt": "2024-05-01T10:00:00Z"},
+            {"role": "assistant", "content": "Noted!", "createdAt": "2024-05-01T10:00:05Z"},
+        ],
+    )
+    add_messages(
+        "alice",
+        "s2",
+        [{"role": "user", "content": "What is my favourite food again?", "createdAt": "2024-05-20T10:00:00Z"}],
+    )
+    result = search(userId="alice", query="What is my favourite food?")
+    assert result["found"] is True
+    assert "okonomiyaki" in result["answer"]
+    assert "again?" not in result["answer"]
+
+
+def test_an_unanswered_question_alone_is_not_found_in_memory(add_messages, search):
+    add_messages(
+        "alice",
+        "s1",
+        [{"role": "user", "content": "What is my favourite food?", "createdAt": "2024-05-20T10:00:00Z"}],
+    )
+    result = search(userId="alice", query="What is my favourite food?")
+    assert result["found"] is False
+    assert result["answer"] == "Not found in memory."
+
+
+def test_an_answer_from_several_users_names_the_user_of_each_quote(add_messages, search):
+    add_messages("alice", "s1", [msg("I am allergic to peanuts.", "2024-05-01T10:00:00Z")])
+    add_messages("bob", "s1", [msg("I adopted a dog named Rex.", "2024-05-01T11:00:00Z")])
+    result = search(userIds=["alice", "bob"], query="Who is allergic to peanuts?")
+    quote = "On 1 May 2024 user said: \u201cI am allergic to peanuts.\u201d"
+    assert result["answer"].splitlines()[0] == f"[user alice] {quote}"
+    one = search(userId="alice", query="Who is allergic to peanuts?")
+    assert one["answer"] == quote
+
+
+@pytest.mark.parametrize(("utc_offset_hours", "day"), [(-5, "1 May 2024"), (0, "2 May 2024"), (9, "2 May 2024")])
+def test_the_answer_names_the_day_in_the_callers_time_zone(utc_offset_hours, day, add_messages, search):
+    # 03:30 UTC on 2 May is 22:30 on 1 May at UTC-5.
+    add_messages("alice", "s1", [msg("I ran my first marathon in Boston.", "2024-05-02T03:30:00Z")])
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=utc_offset_hours)
+    assert result["answer"] == f"On {day} user said: \u201cI ran my first marathon in Boston.\u201d"
+    assert result["hits"][0]["conversationTime"] == "2024-05-02T03:30:00+00:00"
+
+
+def test_a_diary_is_answered_with_its_own_date_in_any_time_zone(gql, search):
+    gql(UPSERT_DIARY, {"userId": "alice", "diaryDate": "2024-05-01", "content": "Ran my first marathon in Boston."})
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=-5)
+    assert result["answer"] == "Diary, 1 May 2024: Ran my first marathon in Boston."
+
+
+def test_a_turn_at_the_first_instant_there_is_is_answered_west_of_utc(add_messages, search):
+    add_messages("alice", "s1", [msg("I ran my first marathon in Boston.", "0001-01-01T00:00:00Z")])
+    result = search(userId="alice", query="Where did I run my first marathon?", utcOffsetHours=-5)
+    assert result["found"] is True
+    assert result["answer"].startswith("On 1 January ")  # the UTC day: the day before has no year
 
 
 # --- the generated answer ---------------------------------------------------------------

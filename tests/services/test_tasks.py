@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -11,7 +12,7 @@ from django_q.models import Schedule
 from memories import tasks
 from memories.llm import ModelBackendError, get_chat_model, get_embedder
 from memories.llm.extractive import ExtractiveChatModel
-from memories.models import Message, Summary
+from memories.models import Knowledge, Message, Summary
 from memories.services.messages import MessageIn, messages_add
 from memories.services.schedules import SWEEP_NAME
 from memories.tasks import sweep
@@ -315,3 +316,52 @@ def test_the_idle_sweep_summarises_only_idle_sessions_behind_their_summary(hashi
     summaries = {s.user.external_id: s for s in Summary.objects.select_related("user")}
     assert summaries["mia"].message_count == 3
     assert "Leo: I keep bees on my roof in Lyon." in summaries["leo"].content
+
+
+# --- failed fact extraction ------------------------------------------------------------------
+
+
+def _failed_extraction(session_id: int, *, task_id: str, sweep_round: int | None = None) -> None:
+    """Record, as django-q2's monitor does for the worker, that a session's fact extraction failed."""
+    from django_q.brokers import get_broker
+    from django_q.monitor import save_task
+
+    stopped = timezone.now() - timedelta(hours=1)
+    task = {
+        "id": task_id,
+        "name": task_id,
+        "func": "memories.tasks.extract_knowledge",
+        "args": (session_id,),
+        "kwargs": {} if sweep_round is None else {"sweep_round": sweep_round},
+        "started": stopped,
+        "stopped": stopped,
+        "success": False,
+        "result": "ModelBackendError: down",
+    }
+    save_task(task, get_broker())
+
+
+def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_failed(gql, settings):
+    from django_q.models import Failure
+
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
+    gql(
+        ADD_MESSAGES,
+        {
+            "userId": "aiko",
+            "sessionId": "s1",
+            "channel": "",
+            "messages": [{"role": "user", "content": "I moved to Osaka."}],
+        },
+    )
+    Knowledge.objects.all().delete()
+    session = Message.objects.get().session
+    _failed_extraction(session.pk, task_id="first")
+    assert tasks.sweep()["extractions"] == 1
+    assert not Failure.objects.exists()
+    assert Knowledge.objects.filter(user__external_id="aiko", status="candidate", source_session=session).exists()
+
+    # After its last round, the failure stays where staff see it, and is not queued again.
+    _failed_extraction(session.pk, task_id="last", sweep_round=tasks.EXTRACTION_SWEEP_ROUNDS)
+    assert tasks.sweep()["extractions"] == 0
+    assert list(Failure.objects.values_list("id", flat=True)) == ["last"]
