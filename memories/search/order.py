@@ -2,8 +2,8 @@
 
 Facts (knowledge) come first, the one said last first, then the turns, summaries and diaries,
 newest first, so that a later statement of the same thing comes above an earlier one. A memory
-said after a fact that names what the fact is about comes right above that fact, since it may
-have changed it.
+said in a later session than a fact that names what the fact is about, or says that something
+changed, comes right above that fact, since it may have replaced it.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
     """Facts first, as they hold now (the one said last first), then the rest newest first: a later
     statement of the same thing comes above an earlier one.
 
-    A turn or summary said in a later session than a fact and naming what the fact is about (a content word of
-    the fact, not the user's name) comes right above that fact: it may have changed it ("They
-    moved my operation to the 24th" above "Elena has an operation on September 10").
+    A turn or summary said in a later session than a fact that names what the fact is about (a
+    content word of the fact, not the user's name) or says that something changed ("we moved",
+    "I quit") comes right above that fact: it may have replaced it ("They moved my operation to
+    the 24th" above "Elena has an operation on September 10").
     """
     never = datetime.min.replace(tzinfo=UTC)
     newest_first = sorted(memories, key=lambda h: h.conversation_time or never, reverse=True)
@@ -32,7 +33,7 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
     ordered: list[Hit] = []
     for fact in facts:
         topic = _topic_words(fact)
-        later = [h for h in rest if topic & _words(_said_after(h, fact))]
+        later = [h for h in rest if (said := _said_after(h, fact)) and (topic & _words(said) or _CHANGE.search(said))]
         ordered += later
         rest = [h for h in rest if h not in later]
         ordered.append(fact)
@@ -40,6 +41,13 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
 
 
 _WORD = re.compile(r"[^\W\d_]{4,}")
+# Words that say something changed ("we moved", "I quit", "switched to", "no longer"): a later turn
+# saying one, found for the same query as a fact, may have replaced it.
+_CHANGE = re.compile(
+    r"\b(?:moved|moving|quit|left|switched|changed|instead|no longer|any ?more|broke up|sold"
+    r"|new (?:job|home|house|flat|place)|postponed|rescheduled|cancell?ed)\b",
+    re.IGNORECASE,
+)
 # Words that name no topic: function words, common verbs, time words.
 _NO_TOPIC = frozenset(
     """about after again also been before being could does doing done from have having here just like

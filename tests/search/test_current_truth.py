@@ -196,3 +196,27 @@ def test_a_later_turn_about_a_facts_topic_comes_above_the_fact(gql):
     memories = context["prompt"].split("## Recent conversation")[0]
     assert "March 24" in memories, memories
     assert memories.index("March 24") < memories.index("March 10"), memories
+
+
+def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
+    """A later turn that says something changed ("we moved"), found for the same question as a fact,
+    may have replaced it even when it shares no word with it: the bot reads it first."""
+
+    def send(session: str, minute: int, content: str, role: str = "user") -> dict:
+        message = {"role": role, "content": content, "createdAt": f"{session}T09:{minute:02d}:00+00:00"}
+        body = gql(TURN, {"userId": "tomas", "sessionId": session, "messages": [message]})
+        assert "errors" not in body, body
+        return body["data"]["addMessages"]["context"]
+
+    send("2024-02-01", 0, "I live in Leeds, in a terraced house near Roundhay Park.")
+    send("2024-02-01", 1, "Sounds lovely!", role="assistant")
+    send("2024-03-10", 0, "Big news: we moved! Our new flat is in York, two minutes from the station.")
+    send("2024-03-10", 1, "Congratulations!", role="assistant")
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "tomas"})
+
+    context = send("2024-03-20", 0, "where do I live these days?")
+    facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    memories = context["prompt"].split("## Recent conversation")[0]
+    assert "York" in memories, memories
+    assert any("Leeds" in fact for fact in facts), facts  # no rule raised the change: the old fact stands
+    assert memories.index("York") < memories.index("Leeds"), memories
