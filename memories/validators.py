@@ -141,7 +141,8 @@ def validate_storable_json(value: object) -> None:
         raise ValidationError(
             "must not hold NaN or Infinity, nor a number beyond a double's range such as 1e999.", code="nan"
         ) from None
-    if len(as_json) > settings.MAX_METADATA_BYTES:
+    # Counted as stored (UTF-8), not as escaped ASCII: an emoji is 4 bytes, not 12.
+    if len(json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")) > settings.MAX_METADATA_BYTES:
         raise ValidationError(
             "is larger than %(limit)d bytes as JSON (MAX_METADATA_BYTES).",
             code="too_large",

@@ -138,13 +138,13 @@ def exchanges_by_their_nearer_turn(
     """
     scores = dict(ranked)
     order = {candidate: position for position, (candidate, _) in enumerate(ranked)}
-    for (kind, pk), score in ranked:
+    for (kind, pk), _ in ranked:
         earlier = before.get(pk) if kind == MemoryKind.MESSAGE else None
         key, turn = Candidate(kind, pk), Candidate(MemoryKind.MESSAGE, earlier)
         if earlier is None or key not in scores or turn not in scores:
             continue
         if similarity.get(earlier, -1.0) > similarity.get(pk, -1.0) and order[turn] > order[key]:
-            scores[turn], order[turn] = max(score, scores[turn]), order[key]
+            scores[turn], order[turn] = max(scores[key], scores[turn]), order[key]
             del scores[key]
     return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
 

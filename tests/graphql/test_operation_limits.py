@@ -40,6 +40,15 @@ pytestmark = pytest.mark.django_db
             "messages.0.metadata",
             "metadata is larger than 20 bytes as JSON (MAX_METADATA_BYTES).",
         ),
+        (
+            "MAX_METADATA_BYTES",
+            20,
+            # Bytes as stored (UTF-8): each "é" is 2, not the 6 of its escaped "\u00e9".
+            [msg("hi", "2024-05-01T10:00:00Z", metadata={"k": "é" * 5 + "x"})],
+            [msg("hi", "2024-05-01T10:00:00Z", metadata={"k": "é" * 6})],
+            "messages.0.metadata",
+            "metadata is larger than 20 bytes as JSON (MAX_METADATA_BYTES).",
+        ),
     ],
 )
 def test_add_messages_limits_are_refused_naming_the_limit(

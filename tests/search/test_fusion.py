@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from memories.search.fusion import fuse
+from memories.kinds import MemoryKind
+from memories.search.candidates import Candidate
+from memories.search.fusion import exchanges_by_their_nearer_turn, fuse
 
 pytestmark = pytest.mark.django_db
 
@@ -55,3 +57,13 @@ def test_a_turn_gains_from_the_turn_before_it_not_from_the_one_after():
         neighbours=neighbours,
     )
     assert [pk for (_, pk), _ in ranked] == [2, 3, 1]
+
+
+def test_an_exchange_handed_down_a_chain_of_replies_keeps_its_best_score():
+    """Turn 3 replies to 2, 2 to 1, each earlier turn nearer the query: turn 1 takes turn 3's place
+    and score, above a fact that scored less than turn 3."""
+    message = lambda pk: Candidate(MemoryKind.MESSAGE, pk)  # noqa: E731
+    ranked = [(message(3), 0.9), (Candidate(MemoryKind.KNOWLEDGE, 99), 0.7), (message(2), 0.5), (message(1), 0.3)]
+    result = exchanges_by_their_nearer_turn(ranked, before={3: 2, 2: 1}, similarity={1: 0.8, 2: 0.6, 3: 0.4})
+    fact = Candidate(MemoryKind.KNOWLEDGE, 99)
+    assert [(r.candidate, r.relevance) for r in result] == [(message(1), 0.9), (fact, 0.7)]
