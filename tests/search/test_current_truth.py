@@ -170,18 +170,24 @@ def test_a_request_that_tells_something_about_the_user_is_a_memory_of_its_own(gq
     assert told in [_said(m) for m in context["memories"] if m["kind"] == "MESSAGE"]
 
 
+def _day_turn(gql, user: str):
+    """``send(day, minute, content, role="user")``: one turn of ``user``'s session named for its day,
+    sent as a bot sends it; returns the context it gets back."""
+
+    def send(session: str, minute: int, content: str, role: str = "user") -> dict:
+        message = {"role": role, "content": content, "createdAt": f"{session}T10:{minute:02d}:00+00:00"}
+        body = gql(TURN, {"userId": user, "sessionId": session, "messages": [message]})
+        assert "errors" not in body, body
+        return body["data"]["addMessages"]["context"]
+
+    return send
+
+
 def test_a_later_turn_about_a_facts_topic_comes_above_the_fact(gql):
     """A fact holds what was said when it was raised; a turn said later about the same thing may have
     changed it, so a bot reads that turn first."""
 
-    def send(session: str, minute: int, content: str, role: str = "user") -> dict:
-        at = f"{session}T10:{minute:02d}:00+00:00"
-        body = gql(
-            TURN,
-            {"userId": "ines", "sessionId": session, "messages": [{"role": role, "content": content, "createdAt": at}]},
-        )
-        assert "errors" not in body, body
-        return body["data"]["addMessages"]["context"]
+    send = _day_turn(gql, "ines")
 
     send("2024-03-01", 0, "I have my knee surgery on March 10, the left knee.")
     send("2024-03-01", 1, "Good luck with it!", role="assistant")
@@ -202,11 +208,7 @@ def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
     """A later turn that says something changed ("we moved"), found for the same question as a fact,
     may have replaced it even when it shares no word with it: the bot reads it first."""
 
-    def send(session: str, minute: int, content: str, role: str = "user") -> dict:
-        message = {"role": role, "content": content, "createdAt": f"{session}T09:{minute:02d}:00+00:00"}
-        body = gql(TURN, {"userId": "tomas", "sessionId": session, "messages": [message]})
-        assert "errors" not in body, body
-        return body["data"]["addMessages"]["context"]
+    send = _day_turn(gql, "tomas")
 
     send("2024-02-01", 0, "I live in Leeds, in a terraced house near Roundhay Park.")
     send("2024-02-01", 1, "Sounds lovely!", role="assistant")
