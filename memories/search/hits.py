@@ -72,7 +72,8 @@ class Hit:
     found_by: tuple[str, ...] = ()  # the rankings that found it and its place in each, e.g. "words #1"
     replaced_at: datetime | None = None
     reviewed: bool | None = None
-    topical: bool = False  # a fact that bears on the topic the query asks about (``memories.search.topics``)
+    # A fact that bears on the topic the query asks about, or the user telling it (``memories.search.topics``).
+    topical: bool = False
     question_score: float | None = None  # a turn found through the question it answers: that question's score
 
     def block(self, *, multi_user: bool = False) -> str:
@@ -139,7 +140,7 @@ def load_hits(
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
         turns_after: the turns after a message hit shown with it (1 or 2; the turn before is shown too).
-        topical: the facts on the topic the query asks about (``Hit.topical``).
+        topical: the facts on the topic the query asks about, and the user's statements telling it (``Hit.topical``).
         asked: for a message found through the question it answers, that question's id.
     """
     sources, replaced, found_by = sources or {}, replaced or {}, found_by or {}
@@ -200,6 +201,7 @@ def load_hits(
                     found_by=tuple(found_by.get(candidate, ())),
                     replaced_at=replaced.get(pk),
                     question_score=_score(messages.get(asked[pk])) if pk in asked else None,
+                    topical=candidate in topical,
                 )
             )
         elif (row := rows.get(candidate)) is not None:

@@ -12,7 +12,7 @@ from django.conf import settings
 from memories.kinds import MemoryKind
 from memories.llm import EmbeddingBatch, get_embedder
 from memories.metrics import SEARCH_STAGE_SECONDS, counted_call
-from memories.models import DialogueAct, Role
+from memories.models import DialogueAct, Message, Role
 from memories.search import retrievers
 from memories.search.candidates import Candidate, Near
 from memories.search.dates import named_days
@@ -26,7 +26,7 @@ from memories.search.fusion import (
 )
 from memories.search.hits import Hit, load_hits
 from memories.search.scope import SOURCES, RowScope, SearchFilter
-from memories.search.topics import fact_classes, topic_asked
+from memories.search.topics import Topic, fact_classes, said_centroid, tells, topic_asked
 
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
 # one ranking but high by the other is still found.
@@ -63,16 +63,22 @@ def retrieve(
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
     by_vector = [row for row in nearest if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY]
     by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
-    by_topic = _facts_on_topic(scope=scope, query=query, vector=vector, limit=top_k)
+    topic = topic_asked(query, vector)
+    by_topic = _facts_on_topic(scope=scope, query=query, topic=topic, limit=top_k)
+    # A question naming a day asks what was said then (``by_time``), not what the user tells of a topic.
+    told = _told_on_topic(scope=scope, topic=topic, limit=pool) if named_days(query) is None else []
     message_ids = list(
         dict.fromkeys(
             [row.pk for row in by_vector if row.kind == MemoryKind.MESSAGE]
             + by_words
             + [c.pk for c in by_entity if c.kind == MemoryKind.MESSAGE]
             + [row.pk for row in by_time]
+            + told
         )
     )
     turns = retrievers.neighbours(message_ids=message_ids)
+    # What the user said about the topic: their statements, not the bot's replies.
+    told = [pk for pk in told if turns[pk].role == Role.USER and turns[pk].act == DialogueAct.STATEMENT][:top_k]
     sessions = {row.candidate: row.session_pk for row in nearest if row.kind == MemoryKind.SUMMARY}
     sessions |= {Candidate(MemoryKind.MESSAGE, pk): place.session for pk, place in turns.items()}
     rankings: dict[str, list[Candidate]] = {
@@ -80,7 +86,8 @@ def retrieve(
         "words": [Candidate(MemoryKind.MESSAGE, pk) for pk in by_words],
         "entity": by_entity,
         "time": [Candidate(MemoryKind.MESSAGE, row.pk) for row in by_time],
-        "topic": [Candidate(MemoryKind.KNOWLEDGE, pk) for pk in by_topic],
+        "topic": [Candidate(MemoryKind.KNOWLEDGE, pk) for pk in by_topic]
+        + [Candidate(MemoryKind.MESSAGE, pk) for pk in told],
     }
     found = {candidate for ranking in rankings.values() for candidate in ranking}
     ranked = fuse(
@@ -146,10 +153,10 @@ def embed_query(query: str) -> EmbeddingBatch:
         return get_embedder().embed([query])
 
 
-def _facts_on_topic(*, scope: RowScope, query: str, vector: Sequence[float], limit: int) -> list[int]:
-    """The user's facts that answer the topic the query asks about (``topics``): by their slot, said last
+def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: int) -> list[int]:
+    """The user's facts that answer the ``topic`` the query asks about (``topics``): by their slot, said last
     first, or for a request for advice, nearest the topic first; ``[]`` when it asks about none."""
-    if MemoryKind.KNOWLEDGE not in scope.sources or (topic := topic_asked(query, vector)) is None:
+    if MemoryKind.KNOWLEDGE not in scope.sources or topic is None:
         return []
     if topic.slots:
         # "my son's name": the son's facts, when there are any, not the whole family's.
@@ -162,6 +169,19 @@ def _facts_on_topic(*, scope: RowScope, query: str, vector: Sequence[float], lim
         for pk, distance in retrievers.by_topic(scope=scope, topic=centroid, classes=classes, limit=limit):
             found[pk] = min(distance, found.get(pk, distance))
     return sorted(found, key=found.__getitem__)[:limit]
+
+
+def _told_on_topic(*, scope: RowScope, topic: Topic | None, limit: int) -> list[int]:
+    """Of the ``limit`` messages in ``scope`` nearest how people tell ``topic`` (its ``said`` centroid), those
+    at least ``SEARCH_MIN_SIMILARITY`` from it that tell that topic rather than another (``topics.tells``),
+    nearest first; ``[]`` for no topic or one without examples."""
+    if topic is None or MemoryKind.MESSAGE not in scope.sources or (centroid := said_centroid(topic)) is None:
+        return []
+    nearest = retrievers.dense(limits={MemoryKind.MESSAGE: limit}, scope=scope, vector=centroid)
+    near = [row.pk for row in nearest if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY]
+    vectors = dict(Message.objects.filter(pk__in=near).values_list("pk", "embedding"))
+    near = [pk for pk in near if pk in vectors]
+    return [pk for pk, told in zip(near, tells(topic, [vectors[pk] for pk in near]), strict=True) if told]
 
 
 def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:

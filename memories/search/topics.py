@@ -15,6 +15,13 @@ nearest-centroid classifier: Manning, Raghavan & Schütze, "Introduction to Info
 2008, section 14.2, "Rocchio classification"); a request about the user themselves must speak of
 them ("my", "I"). A fact bears on an advice topic when it is nearer that topic's ``known`` examples
 than any other topic's and than the examples of other facts.
+
+A question about the user is also answered by what they said about it in their own words, which
+rarely share words or much meaning with the question ("Two weeks at the new place now" for "where do
+I work?"): its topic's ``said`` examples (how people tell it) stand in for the answer, and the user's
+statements nearest their mean are searched for (a fixed form of HyDE: Gao, Ma, Lin & Callan, "Precise
+Zero-Shot Dense Retrieval without Relevance Labels", 2022, which embeds a written answer, not the
+question).
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import numpy as np
 
 from memories.llm import get_embedder
 
-__all__ = ["PERSONAL_TOPIC_MARGIN", "TOPICS", "TOPIC_MARGIN", "Topic", "fact_classes", "topic_asked"]
+__all__ = ["PERSONAL_TOPIC_MARGIN", "TOPICS", "TOPIC_MARGIN", "Topic", "fact_classes", "said_centroid", "tells", "topic_asked"]
 
 # Cosine similarity by which a request must be nearer its topic than the examples of other requests, with
 # all-MiniLM-L6-v2: a request for advice 0.25 (a meal idea is 0.3 and more nearer, a question that only
@@ -43,7 +50,8 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself|we|our|us)\b"
 class Topic:
     """``asked``: requests of this kind; the facts that answer them: those of ``slots``, or those most like
     ``known`` (or like the ``known`` of the advice topics named in ``also``); ``personal``: a request must
-    speak of the user to ask about it."""
+    speak of the user to ask about it; ``said``: how people tell it in conversation (the user's turns
+    nearest these answer it too)."""
 
     name: str
     asked: tuple[str, ...]
@@ -51,6 +59,7 @@ class Topic:
     known: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
     personal: bool = True
+    said: tuple[str, ...] = ()
 
 
 TOPICS: tuple[Topic, ...] = (
@@ -59,19 +68,34 @@ TOPICS: tuple[Topic, ...] = (
         ("What is my job?", "What do I do for a living?", "Where do I work?", "Who do I work for?",
          "What is my profession?", "Which company am I at now?"),
         slots=("job",),
+        said=("I work as a nurse at the city hospital.", "I just started a new job at a software company.",
+              "My first week in the new role is done.", "I'm a teacher at a primary school.",
+              "I got hired by a bank downtown.", "I handed in my notice and joined a startup."),
     ),
     Topic(
         "home",
         ("Where do I live?", "Which city am I living in now?", "What neighbourhood do I live in?",
          "Where is my home these days?"),
         slots=("residence",),
+        said=("I live in a flat in Lisbon.", "We moved to a new apartment across town last month.",
+              "We finally settled into our new house.", "I've been living in the city centre for a year.",
+              "We bought a place near the lake and moved in."),
     ),
-    Topic("origin", ("Where am I from originally?", "Where did I grow up?", "What is my hometown?"), slots=("origin",)),
+    Topic(
+        "origin",
+        ("Where am I from originally?", "Where did I grow up?", "What is my hometown?"),
+        slots=("origin",),
+        said=("I'm originally from Porto.", "I grew up in a small town by the sea.", "My hometown is Leeds.",
+              "That's where I was born and raised."),
+    ),
     Topic(
         "partner",
         ("Who is my partner?", "What is my wife's name?", "What is my husband's name?", "Who am I dating?",
          "What is my boyfriend's name?", "What is my girlfriend called?", "Am I married?"),
         slots=("partner",),
+        said=("My boyfriend is called Tom.", "I've been seeing someone new for a few weeks.",
+              "My wife and I have been married for ten years.", "We started dating in the spring.",
+              "My girlfriend moved in with me.", "We split up last month."),
     ),
     Topic(
         "family",
@@ -80,22 +104,43 @@ TOPICS: tuple[Topic, ...] = (
         slots=("sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children",
                "grandson", "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle",
                "cousin", "niece", "nephew", "twin", "parents", "baby", "stepson", "stepdaughter", "best friend"),
+        said=("My sister lives in Madrid with her husband.", "My mum is coming to stay with us for a week.",
+              "Our son just turned eight.", "My parents still live in the village I grew up in.",
+              "My brother is a chef in Glasgow."),
     ),
-    Topic("pets", ("What is my dog's name?", "What pets do I have?", "What is my cat called?"), slots=("pet",)),
+    Topic(
+        "pets",
+        ("What is my dog's name?", "What pets do I have?", "What is my cat called?"),
+        slots=("pet",),
+        said=("We adopted a rescue dog called Max.", "My cat is asleep on my keyboard again.",
+              "I brought home a puppy from the shelter."),
+    ),
     Topic("name", ("What is my name?", "Do you remember my name?", "What do people call me?"), slots=("name",)),
     Topic("age", ("How old am I?", "When is my birthday?", "What is my date of birth?"), slots=("age", "birthday")),
     Topic(
         "studies",
         ("What am I studying?", "What is my major?", "Which university do I go to?", "What course am I taking?"),
         slots=("studies",),
+        said=("I'm studying law at the university.", "I changed my major to economics.",
+              "My new courses start in the autumn.", "I'm in my second year of a nursing degree.",
+              "I enrolled in a master's programme."),
     ),
     Topic("car", ("What car do I drive?", "What is my car?"), slots=("car",)),
-    Topic("languages", ("What languages do I speak?", "Which language do I know?"), slots=("languages",)),
+    Topic(
+        "languages",
+        ("What languages do I speak?", "Which language do I know?"),
+        slots=("languages",),
+        said=("I speak Spanish and a little French.", "My German lessons are on Mondays.",
+              "I've been learning Korean for a year."),
+    ),
     Topic(
         "plans",
         ("When is my flight?", "When is my appointment?", "When is my exam?", "What plans do I have coming up?",
          "When is my trip?", "What date is my wedding?"),
         slots=("plan",),
+        said=("My flight leaves on Friday morning.", "The wedding is on the third of June.",
+              "My exam was moved to next week.", "We booked a trip to Spain for August.",
+              "The appointment got pushed back to the 14th."),
     ),
     Topic(
         "favourites",
@@ -193,3 +238,55 @@ def fact_classes(topic: Topic) -> tuple[list[list[float]], list[list[float]]]:
     names = [t.name for t in _ADVICE]
     wanted = [known[names.index(name)].tolist() for name in (topic.name, *topic.also)]
     return wanted, known.tolist()
+
+
+# What people say about other things: a turn nearer these than any topic's ``said`` tells no topic.
+_OTHER_SAID = (
+    "I had such a long day today.",
+    "The weather has been grey and rainy all week.",
+    "I'm making pasta for dinner tonight.",
+    "We watched a really good film last night.",
+    "My back hurts after the gym.",
+    "The traffic this morning was terrible.",
+    "I finally finished that book.",
+)
+
+
+@cache
+def _said_centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
+    """The names of the topics with ``said`` examples and the unit centroid of each one's examples (rows
+    in that order, then the centroid of other statements); one embedding call per process and model."""
+    told = [t for t in TOPICS if t.said]
+    groups = [*(t.said for t in told), _OTHER_SAID]
+    vectors = np.asarray(get_embedder().embed([s for g in groups for s in g]).vectors, dtype=np.float64)
+    centroids, start = [], 0
+    for group in groups:
+        mean = vectors[start : start + len(group)].mean(axis=0)
+        centroids.append(mean / np.linalg.norm(mean))
+        start += len(group)
+    return tuple(t.name for t in told), np.asarray(centroids)
+
+
+def said_centroid(topic: Topic) -> list[float] | None:
+    """The unit mean embedding of how people tell ``topic`` (its ``said`` examples), to find the user's own
+    turns that answer it; ``None`` for a topic without examples.
+
+    Raises:
+        ModelBackendError: embedding the examples failed (the first call of a process only).
+    """
+    names, centroids = _said_centroids(get_embedder().model_name)
+    return centroids[names.index(topic.name)].tolist() if topic.name in names else None
+
+
+def tells(topic: Topic, vectors: Sequence[Sequence[float]]) -> list[bool]:
+    """For each statement embedding: whether it tells ``topic``, being nearer that topic's ``said``
+    centroid than every other topic's and than other statements' (nearest centroid, as for requests).
+
+    Raises:
+        ModelBackendError: embedding the examples failed (the first call of a process only).
+    """
+    names, centroids = _said_centroids(get_embedder().model_name)
+    if topic.name not in names or not len(vectors):
+        return [False] * len(vectors)
+    nearest = np.argmax(np.asarray(vectors, dtype=np.float64) @ centroids.T, axis=1)
+    return [bool(i == names.index(topic.name)) for i in nearest]

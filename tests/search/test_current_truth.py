@@ -222,3 +222,27 @@ def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
     assert "York" in memories, memories
     assert any("Leeds" in fact for fact in facts), facts  # no rule raised the change: the old fact stands
     assert memories.index("York") < memories.index("Leeds"), memories
+
+
+def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_above_the_fact(gql):
+    """"Where do I work?" shares no word with "Ardent Foods hired me as a quality lead": the user's own
+    statements that tell the topic asked about are searched for too, and the later one comes first."""
+
+    send = _day_turn(gql, "ruth")
+
+    send("2024-01-08", 0, "I'm a pharmacist at Northgate Hospital, mostly night shifts.")
+    send("2024-01-08", 1, "Night shifts are hard on the body.", role="assistant")
+    send("2024-02-20", 0, "We finally got the keys to the flat by the river.")
+    send("2024-02-20", 1, "Congratulations!", role="assistant")
+    send("2024-03-15", 0, "Ardent Foods hired me as a quality lead, so no more night shifts.")
+    send("2024-03-15", 1, "Good for you!", role="assistant")
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ruth"})
+
+    context = send("2024-03-20", 0, "where do I work these days?")
+    memories = context["prompt"].split("## Recent conversation")[0]
+    assert "Ardent Foods" in memories, memories
+    assert "Northgate" not in memories or memories.index("Ardent Foods") < memories.index("Northgate"), memories
+    body = gql(ASK, {"input": {"userId": "ruth", "query": "where do I work these days?"}})
+    assert "Ardent Foods" in body["data"]["search"]["answer"], body
+    # The statement about the flat tells another topic: it is not brought in as telling this one.
+    assert "keys to the flat" not in memories, memories
