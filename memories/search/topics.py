@@ -35,7 +35,16 @@ import numpy as np
 
 from memories.llm import get_embedder
 
-__all__ = ["PERSONAL_TOPIC_MARGIN", "TOPICS", "TOPIC_MARGIN", "Topic", "fact_classes", "said_centroid", "tells", "topic_asked"]
+__all__ = [
+    "PERSONAL_TOPIC_MARGIN",
+    "TOPICS",
+    "TOPIC_MARGIN",
+    "Topic",
+    "fact_classes",
+    "said_centroid",
+    "tells",
+    "topic_asked",
+]
 
 # Cosine similarity by which a request must be nearer its topic than the examples of other requests, with
 # all-MiniLM-L6-v2: a request for advice 0.25 (a meal idea is 0.3 and more nearer, a question that only
