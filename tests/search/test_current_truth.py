@@ -225,8 +225,8 @@ def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
 
 
 def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_above_the_fact(gql):
-    """Asked "where do I work?", which shares no word with "Ardent Foods hired me as a quality lead", the user's own
-    statements that tell the topic asked about are searched for too, and the later one comes first."""
+    """Asked "where do I work?", which shares no word with "Ardent Foods hired me as a quality lead", the
+    user's own statements that tell the topic asked about are searched for too; the later one comes first."""
 
     send = _day_turn(gql, "ruth")
 
