@@ -26,7 +26,7 @@ from memories.search.fusion import (
 )
 from memories.search.hits import Hit, load_hits
 from memories.search.scope import SOURCES, RowScope, SearchFilter
-from memories.search.topics import Topic, fact_classes, said_centroid, tells, topic_asked
+from memories.search.topics import Topic, fact_classes, telling, topic_asked
 
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
 # one ranking but high by the other is still found.
@@ -155,7 +155,8 @@ def embed_query(query: str) -> EmbeddingBatch:
 
 def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: int) -> list[int]:
     """The user's facts that answer the ``topic`` the query asks about (``topics``): by their slot, said last
-    first, or for a request for advice, nearest the topic first; ``[]`` when it asks about none."""
+    first, or for a request for advice (or a topic of no slot), nearest the topic first; ``[]`` when it asks
+    about none."""
     if MemoryKind.KNOWLEDGE not in scope.sources or topic is None:
         return []
     if topic.slots:
@@ -163,7 +164,11 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
         named = [head for head in topic.slots if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
         found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
         return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
-    wanted, classes = fact_classes(topic)
+    if not topic.known:  # a topic told in the user's words only ("what do I do for fun?"): its facts too
+        told = telling(topic)
+        wanted, classes = told.centroids, told.classes.tolist()
+    else:
+        wanted, classes = fact_classes(topic)
     found = {}
     for centroid in wanted:
         for pk, distance in retrievers.by_topic(scope=scope, topic=centroid, classes=classes, limit=limit):
@@ -172,16 +177,19 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
 
 
 def _told_on_topic(*, scope: RowScope, topic: Topic | None, limit: int) -> list[int]:
-    """Of the ``limit`` messages in ``scope`` nearest how people tell ``topic`` (its ``said`` centroid), those
-    at least ``SEARCH_MIN_SIMILARITY`` from it that tell that topic rather than another (``topics.tells``),
-    nearest first; ``[]`` for no topic or one without examples."""
-    if topic is None or MemoryKind.MESSAGE not in scope.sources or (centroid := said_centroid(topic)) is None:
+    """Of the ``limit`` messages in ``scope`` nearest how people tell ``topic`` (``topics.telling``), those at
+    least ``SEARCH_MIN_SIMILARITY`` from it that tell that topic rather than another, nearest first; ``[]``
+    for no topic or one the user cannot tell."""
+    if topic is None or MemoryKind.MESSAGE not in scope.sources or (told := telling(topic)) is None:
         return []
-    nearest = retrievers.dense(limits={MemoryKind.MESSAGE: limit}, scope=scope, vector=centroid)
-    near = [row.pk for row in nearest if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY]
+    near: dict[int, float] = {}
+    for centroid in told.centroids:
+        for row in retrievers.dense(limits={MemoryKind.MESSAGE: limit}, scope=scope, vector=centroid):
+            if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY:
+                near[row.pk] = min(row.distance, near.get(row.pk, row.distance))
     vectors = dict(Message.objects.filter(pk__in=near).values_list("pk", "embedding"))
-    near = [pk for pk in near if pk in vectors]
-    return [pk for pk, told in zip(near, tells(topic, [vectors[pk] for pk in near]), strict=True) if told]
+    ranked = sorted((pk for pk in near if pk in vectors), key=near.__getitem__)[:limit]
+    return [pk for pk, tells in zip(ranked, told.tells([vectors[pk] for pk in ranked]), strict=True) if tells]
 
 
 def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:

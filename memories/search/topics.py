@@ -41,8 +41,8 @@ __all__ = [
     "TOPIC_MARGIN",
     "Topic",
     "fact_classes",
-    "said_centroid",
-    "tells",
+    "Telling",
+    "telling",
     "topic_asked",
 ]
 
@@ -58,9 +58,9 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself|we|our|us)\b"
 @dataclass(frozen=True)
 class Topic:
     """``asked``: requests of this kind; the facts that answer them: those of ``slots``, or those most like
-    ``known`` (or like the ``known`` of the advice topics named in ``also``); ``personal``: a request must
-    speak of the user to ask about it; ``said``: how people tell it in conversation (the user's turns
-    nearest these answer it too)."""
+    ``known`` (or like the ``known`` of the advice topics named in ``also``), or, for a topic of neither,
+    those most like ``said``; ``personal``: a request must speak of the user to ask about it; ``said``: how
+    people tell it in conversation (the user's statements nearest these answer it too)."""
 
     name: str
     asked: tuple[str, ...]
@@ -155,6 +155,14 @@ TOPICS: tuple[Topic, ...] = (
         "favourites",
         ("What is my favourite food?", "What is my favourite colour?", "What is my favourite band?"),
         slots=("favourite",),
+    ),
+    Topic(
+        "hobbies",
+        ("What are my hobbies?", "What do I do in my free time?", "Which sports do I do?",
+         "How do I like to unwind?", "What games am I into?"),
+        said=("I play tennis every Sunday morning.", "I've been knitting a scarf in the evenings.",
+              "Chess club tonight, I won two games.", "I go climbing with friends twice a week.",
+              "I paint watercolours to unwind."),
     ),
     Topic(
         "food",
@@ -276,26 +284,40 @@ def _said_centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
     return tuple(t.name for t in told), np.asarray(centroids)
 
 
-def said_centroid(topic: Topic) -> list[float] | None:
-    """The unit mean embedding of how people tell ``topic`` (its ``said`` examples), to find the user's own
-    turns that answer it; ``None`` for a topic without examples.
+@dataclass(frozen=True)
+class Telling:
+    """How a user's own statements tell a topic: ``classes``, unit centroids (rows) a statement is
+    classified among by the nearest one, and ``wanted``, the rows that are the topic's."""
+
+    classes: np.ndarray
+    wanted: tuple[int, ...]
+
+    @property
+    def centroids(self) -> list[list[float]]:
+        """The topic's own centroids, to search the user's statements by."""
+        return [self.classes[i].tolist() for i in self.wanted]
+
+    def tells(self, vectors: Sequence[Sequence[float]]) -> list[bool]:
+        """For each statement embedding: whether its nearest class is one of the topic's."""
+        if not len(vectors):
+            return []
+        nearest = np.argmax(np.asarray(vectors, dtype=np.float64) @ self.classes.T, axis=1)
+        return [int(i) in self.wanted for i in nearest]
+
+
+def telling(topic: Topic) -> Telling | None:
+    """How the user tells ``topic`` in their own words: by its ``said`` examples, among every topic's and
+    other statements'; for an advice topic, by the ``known`` examples of it and of the topics it names in
+    ``also``, among every fact class and other statements. ``None`` for a topic of neither.
 
     Raises:
         ModelBackendError: embedding the examples failed (the first call of a process only).
     """
-    names, centroids = _said_centroids(get_embedder().model_name)
-    return centroids[names.index(topic.name)].tolist() if topic.name in names else None
-
-
-def tells(topic: Topic, vectors: Sequence[Sequence[float]]) -> list[bool]:
-    """For each statement embedding: whether it tells ``topic``, being nearer that topic's ``said``
-    centroid than every other topic's and than other statements' (nearest centroid, as for requests).
-
-    Raises:
-        ModelBackendError: embedding the examples failed (the first call of a process only).
-    """
-    names, centroids = _said_centroids(get_embedder().model_name)
-    if topic.name not in names or not len(vectors):
-        return [False] * len(vectors)
-    nearest = np.argmax(np.asarray(vectors, dtype=np.float64) @ centroids.T, axis=1)
-    return [bool(i == names.index(topic.name)) for i in nearest]
+    names, said = _said_centroids(get_embedder().model_name)
+    if topic.said:
+        return Telling(classes=said, wanted=(names.index(topic.name),))
+    if not topic.known:
+        return None
+    wanted, known = fact_classes(topic)
+    classes = np.asarray([*known, said[-1]])
+    return Telling(classes=classes, wanted=tuple(known.index(c) for c in wanted))

@@ -246,3 +246,21 @@ def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_abov
     assert "Ardent Foods" in body["data"]["search"]["answer"], body
     # The statement about the flat tells another topic: it is not brought in as telling this one.
     assert "keys to the flat" not in memories, memories
+
+
+def test_a_request_for_advice_finds_what_the_user_said_that_bears_on_it(gql):
+    """Asked for advice on a headache, the user's own word of a condition, said in passing and raised as
+    no fact, bears on it and is a memory; what they said about an unrelated thing is not."""
+
+    send = _day_turn(gql, "oskar")
+
+    send("2024-05-02", 0, "migraine day. hiding in the bedroom with the blinds down.")
+    send("2024-05-02", 1, "Oh no, rest your eyes.", role="assistant")
+    send("2024-05-09", 0, "We repainted the hallway a pale green over the weekend.")
+    send("2024-05-09", 1, "Nice!", role="assistant")
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "oskar"})
+
+    context = send("2024-05-20", 0, "my head is pounding, any advice?")
+    memories = context["prompt"].split("## Recent conversation")[0]
+    assert "migraine" in memories, memories
+    assert "hallway" not in memories, memories
