@@ -82,12 +82,13 @@ def answer_question(
 
 
 def _supporting(relevant: Sequence[Hit], *, multi_user: bool = False, zone: tzinfo = UTC) -> list[tuple[str, Hit]]:
-    """Up to ``_QUOTED`` distinct quotes with the hit each comes from: the facts of the topic asked about
-    (``Hit.topical``), then the best facts and turns, never a turn whose fact a later one replaced, facts
-    first and each newest first (``memories.search.order``); only without either, summaries and diaries
-    (which retell the turns). With several end users searched, each quote names its user."""
+    """Up to ``_QUOTED`` distinct quotes with the hit each comes from: the facts and the user's statements on
+    the topic asked about (``Hit.topical``), then the best facts and turns, never a turn whose fact a later
+    one replaced, facts first and each newest first (``memories.search.order``); only without either,
+    summaries and diaries (which retell the turns). With several end users searched, each quote names its
+    user."""
     current = [h for h in relevant if h.replaced_at is None]
-    # The facts of the topic asked about answer it ("What do I do for a living?": the job), then the best.
+    # What is on the topic asked about answers it ("What do I do for a living?": the job), then the best.
     said = [h for h in current if h.topical] + [
         h for h in current if h.kind in (MemoryKind.KNOWLEDGE, MemoryKind.MESSAGE) and not h.topical
     ]

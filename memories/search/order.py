@@ -3,8 +3,8 @@
 Facts (knowledge) come first, the one said last first, then the turns, summaries and diaries,
 newest first, so that a later statement of the same thing comes above an earlier one. A memory
 said in a later session than a fact that names what the fact is about, or says that something
-changed, or that was found as the user telling about the topic asked about (``Hit.topical``), comes
-right above that fact, since it may have replaced it.
+changed, or that tells about the topic asked about as the fact does (``Hit.topical``), comes right
+above that fact, since it may have replaced it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
 
     A turn or summary said in a later session than a fact that names what the fact is about (a
     content word of the fact, not the user's name), says that something changed ("we moved",
-    "I quit") or tells about the topic asked about (``Hit.topical``) comes right above that fact: it may
-    have replaced it ("They moved my operation to the 24th" above "Elena has an operation on September
+    "I quit") or tells about the topic asked about, as the fact does (``Hit.topical``), comes right above
+    that fact: it may have replaced it ("They moved my operation to the 24th" above "Elena has an operation on September
     10").
     """
     never = datetime.min.replace(tzinfo=UTC)
@@ -38,7 +38,8 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
         later = [
             h
             for h in rest
-            if (said := _said_after(h, fact)) and (h.topical or topic & _words(said) or _CHANGE.search(said))
+            if (said := _said_after(h, fact))
+            and (h.topical and fact.topical or topic & _words(said) or _CHANGE.search(said))
         ]
         ordered += later
         rest = [h for h in rest if h not in later]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import date
 
 from django.conf import settings
 
@@ -62,11 +63,12 @@ def retrieve(
     nearest = retrievers.dense(limits=limits, scope=scope, vector=vector)
     # Rank fusion ignores how similar a row is: rows under the relevance gate do not take part.
     by_vector = [row for row in nearest if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY]
-    by_time = _said_in_named_days(scope=scope, query=query, vector=vector, limit=pool)
-    topic = topic_asked(query, vector)
+    days = named_days(query)
+    by_time = _said_in_named_days(scope=scope, days=days, vector=vector, limit=pool)
+    topic = topic_asked(query, vector) if {MemoryKind.KNOWLEDGE, MemoryKind.MESSAGE} & set(scope.sources) else None
     by_topic = _facts_on_topic(scope=scope, query=query, topic=topic, limit=top_k)
     # A question naming a day asks what was said then (``by_time``), not what the user tells of a topic.
-    told = _told_on_topic(scope=scope, topic=topic, limit=pool) if named_days(query) is None else []
+    told = _told_on_topic(scope=scope, topic=topic, pool=pool, limit=top_k) if days is None else []
     message_ids = list(
         dict.fromkeys(
             [row.pk for row in by_vector if row.kind == MemoryKind.MESSAGE]
@@ -77,8 +79,6 @@ def retrieve(
         )
     )
     turns = retrievers.neighbours(message_ids=message_ids)
-    # What the user said about the topic: their statements, not the bot's replies.
-    told = [pk for pk in told if turns[pk].role == Role.USER and turns[pk].act == DialogueAct.STATEMENT][:top_k]
     sessions = {row.candidate: row.session_pk for row in nearest if row.kind == MemoryKind.SUMMARY}
     sessions |= {Candidate(MemoryKind.MESSAGE, pk): place.session for pk, place in turns.items()}
     rankings: dict[str, list[Candidate]] = {
@@ -136,7 +136,8 @@ def retrieve(
 
 def relevant(hits: list[Hit]) -> list[Hit]:
     """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query or answering a question that is
-    (``Hit.question_score``), the facts on the topic it asks about (``Hit.topical``), and the messages
+    (``Hit.question_score``), the facts on the topic it asks about and the user's statements telling it
+    (``Hit.topical``), and the messages
     found by their words that have no vector yet (the worker has not embedded them: they cannot be
     judged)."""
     gate = settings.SEARCH_MIN_SIMILARITY
@@ -165,7 +166,8 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
         found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
         return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
     if not topic.known:  # a topic told in the user's words only ("what do I do for fun?"): its facts too
-        told = telling(topic)
+        if (told := telling(topic)) is None:
+            return []
         wanted, classes = told.centroids, told.classes.tolist()
     else:
         wanted, classes = fact_classes(topic)
@@ -176,20 +178,25 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
     return sorted(found, key=found.__getitem__)[:limit]
 
 
-def _told_on_topic(*, scope: RowScope, topic: Topic | None, limit: int) -> list[int]:
-    """Of the ``limit`` messages in ``scope`` nearest how people tell ``topic`` (``topics.telling``), those at
-    least ``SEARCH_MIN_SIMILARITY`` from it that tell that topic rather than another, nearest first; ``[]``
-    for no topic or one the user cannot tell."""
+def _told_on_topic(*, scope: RowScope, topic: Topic | None, pool: int, limit: int) -> list[int]:
+    """The user's statements in ``scope`` that tell ``topic`` in their own words (``topics.telling``): of the
+    ``pool`` messages nearest how people tell it, those at least ``SEARCH_MIN_SIMILARITY`` from it and nearer
+    it than any other class, up to ``limit``, nearest first; ``[]`` for no topic or one not told that way."""
     if topic is None or MemoryKind.MESSAGE not in scope.sources or (told := telling(topic)) is None:
         return []
     near: dict[int, float] = {}
     for centroid in told.centroids:
-        for row in retrievers.dense(limits={MemoryKind.MESSAGE: limit}, scope=scope, vector=centroid):
+        for row in retrievers.dense(limits={MemoryKind.MESSAGE: pool}, scope=scope, vector=centroid):
             if 1 - row.distance >= settings.SEARCH_MIN_SIMILARITY:
                 near[row.pk] = min(row.distance, near.get(row.pk, row.distance))
-    vectors = dict(Message.objects.filter(pk__in=near).values_list("pk", "embedding"))
-    ranked = sorted((pk for pk in near if pk in vectors), key=near.__getitem__)[:limit]
-    return [pk for pk, tells in zip(ranked, told.tells([vectors[pk] for pk in ranked]), strict=True) if tells]
+    # The user's statements, not the bot's replies nor the user's questions.
+    vectors = dict(
+        Message.objects.filter(pk__in=list(near), role=Role.USER, dialogue_act=DialogueAct.STATEMENT).values_list(
+            "pk", "embedding"
+        )
+    )
+    ranked = sorted(vectors, key=near.__getitem__)
+    return [pk for pk, tells in zip(ranked, told.tells([vectors[pk] for pk in ranked]), strict=True) if tells][:limit]
 
 
 def _answers(turns: dict[int, retrievers.Neighbours], *, hidden: set[int]) -> dict[int, int | None]:
@@ -213,11 +220,12 @@ def _replies_to_a_statement(place: retrievers.Neighbours, turns: dict[int, retri
     )
 
 
-def _said_in_named_days(*, scope: RowScope, query: str, vector: Sequence[float], limit: int) -> list[Near]:
-    """The messages said in the days the query names (``dates.named_days``, local days in the caller's
-    zone), within the caller's own channel and window, nearest to ``vector`` first; ``[]`` when it
-    names none or none of them is in the caller's window."""
-    days = named_days(query)
+def _said_in_named_days(
+    *, scope: RowScope, days: tuple[date, date] | None, vector: Sequence[float], limit: int
+) -> list[Near]:
+    """The messages said in the ``days`` the query names (``dates.named_days``: first and last local day in
+    the caller's zone), within the caller's own channel and window, nearest to ``vector`` first; ``[]`` when
+    it names none or none of them is in the caller's window."""
     if days is None:
         return []
     own = scope.search_filter

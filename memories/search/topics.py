@@ -16,12 +16,12 @@ nearest-centroid classifier: Manning, Raghavan & Schütze, "Introduction to Info
 them ("my", "I"). A fact bears on an advice topic when it is nearer that topic's ``known`` examples
 than any other topic's and than the examples of other facts.
 
-A question about the user is also answered by what they said about it in their own words, which
-rarely share words or much meaning with the question ("Two weeks at the new place now" for "where do
-I work?"): its topic's ``said`` examples (how people tell it) stand in for the answer, and the user's
-statements nearest their mean are searched for (a fixed form of HyDE: Gao, Ma, Lin & Callan, "Precise
-Zero-Shot Dense Retrieval without Relevance Labels", 2022, which embeds a written answer, not the
-question).
+A request is also answered by what the user said about its topic in their own words, which rarely
+shares words or much meaning with it ("Two weeks at the new place now" for "where do I work?"): the
+topic's ``said`` examples (how people tell it), or for advice its ``known`` ones, stand in for the
+answer, and the user's statements nearest their mean, and nearer it than any other class's, are
+searched for (``telling``; a fixed form of HyDE: Gao, Ma, Lin & Callan, "Precise Zero-Shot Dense
+Retrieval without Relevance Labels", 2022, which embeds a written answer, not the question).
 """
 
 from __future__ import annotations
@@ -205,13 +205,32 @@ _OTHER_KNOWN = (
     "I speak French.",
 )
 _ADVICE = tuple(t for t in TOPICS if t.known)
+_TOLD = tuple(t for t in TOPICS if t.said)
+# What people say about other things: a turn nearer these than any topic's ``said`` tells no topic.
+_OTHER_SAID = (
+    "I had such a long day today.",
+    "The weather has been grey and rainy all week.",
+    "I'm making pasta for dinner tonight.",
+    "We watched a really good film last night.",
+    "My back hurts after the gym.",
+    "The traffic this morning was terrible.",
+    "I finally finished that book.",
+)
 
 
 @cache
-def _centroids(model_name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Unit centroids of every topic's ``asked`` examples (other requests last), and of every advice
-    topic's ``known`` examples (other facts last); one embedding call per process and model."""
-    groups = [*(t.asked for t in TOPICS), _OTHER_ASKED, *(t.known for t in _ADVICE), _OTHER_KNOWN]
+def _centroids(model_name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit centroids of every topic's ``asked`` examples (other requests last), of every advice topic's
+    ``known`` examples (other facts last), and of every ``said`` topic's examples (other statements last,
+    ``_TOLD`` order); one embedding call per process and model."""
+    groups = [
+        *(t.asked for t in TOPICS),
+        _OTHER_ASKED,
+        *(t.known for t in _ADVICE),
+        _OTHER_KNOWN,
+        *(t.said for t in _TOLD),
+        _OTHER_SAID,
+    ]
     texts = [text for group in groups for text in group]
     vectors = np.asarray(get_embedder().embed(texts).vectors, dtype=np.float64)
     centroids, start = [], 0
@@ -219,7 +238,13 @@ def _centroids(model_name: str) -> tuple[np.ndarray, np.ndarray]:
         mean = vectors[start : start + len(group)].mean(axis=0)
         centroids.append(mean / np.linalg.norm(mean))
         start += len(group)
-    return np.asarray(centroids[: len(TOPICS) + 1]), np.asarray(centroids[len(TOPICS) + 1 :])
+    known_from = len(TOPICS) + 1
+    said_from = known_from + len(_ADVICE) + 1
+    return (
+        np.asarray(centroids[:known_from]),
+        np.asarray(centroids[known_from:said_from]),
+        np.asarray(centroids[said_from:]),
+    )
 
 
 def topic_asked(query: str, vector: Sequence[float]) -> Topic | None:
@@ -229,7 +254,7 @@ def topic_asked(query: str, vector: Sequence[float]) -> Topic | None:
     Raises:
         ModelBackendError: embedding the examples failed (the first call of a process only).
     """
-    asked, _ = _centroids(get_embedder().model_name)
+    asked, _, _ = _centroids(get_embedder().model_name)
     similarity = asked @ np.asarray(vector, dtype=np.float64)
     nearest = int(np.argmax(similarity))
     if nearest == len(TOPICS):
@@ -251,40 +276,13 @@ def fact_classes(topic: Topic) -> tuple[list[list[float]], list[list[float]]]:
     """
     if not topic.known:
         raise ValueError(f"The topic {topic.name!r} is answered by slots.")
-    _, known = _centroids(get_embedder().model_name)
+    _, known, _ = _centroids(get_embedder().model_name)
     names = [t.name for t in _ADVICE]
     wanted = [known[names.index(name)].tolist() for name in (topic.name, *topic.also)]
     return wanted, known.tolist()
 
 
-# What people say about other things: a turn nearer these than any topic's ``said`` tells no topic.
-_OTHER_SAID = (
-    "I had such a long day today.",
-    "The weather has been grey and rainy all week.",
-    "I'm making pasta for dinner tonight.",
-    "We watched a really good film last night.",
-    "My back hurts after the gym.",
-    "The traffic this morning was terrible.",
-    "I finally finished that book.",
-)
-
-
-@cache
-def _said_centroids(model_name: str) -> tuple[tuple[str, ...], np.ndarray]:
-    """The names of the topics with ``said`` examples and the unit centroid of each one's examples (rows
-    in that order, then the centroid of other statements); one embedding call per process and model."""
-    told = [t for t in TOPICS if t.said]
-    groups = [*(t.said for t in told), _OTHER_SAID]
-    vectors = np.asarray(get_embedder().embed([s for g in groups for s in g]).vectors, dtype=np.float64)
-    centroids, start = [], 0
-    for group in groups:
-        mean = vectors[start : start + len(group)].mean(axis=0)
-        centroids.append(mean / np.linalg.norm(mean))
-        start += len(group)
-    return tuple(t.name for t in told), np.asarray(centroids)
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Telling:
     """How a user's own statements tell a topic: ``classes``, unit centroids (rows) a statement is
     classified among by the nearest one, and ``wanted``, the rows that are the topic's."""
@@ -313,11 +311,11 @@ def telling(topic: Topic) -> Telling | None:
     Raises:
         ModelBackendError: embedding the examples failed (the first call of a process only).
     """
-    names, said = _said_centroids(get_embedder().model_name)
-    if topic.said:
-        return Telling(classes=said, wanted=(names.index(topic.name),))
-    if not topic.known:
+    if not topic.said and not topic.known:
         return None
-    wanted, known = fact_classes(topic)
-    classes = np.asarray([*known, said[-1]])
-    return Telling(classes=classes, wanted=tuple(known.index(c) for c in wanted))
+    _, known, said = _centroids(get_embedder().model_name)
+    if topic.said:
+        return Telling(classes=said, wanted=(_TOLD.index(topic),))
+    names = [t.name for t in _ADVICE]
+    wanted = tuple(names.index(name) for name in (topic.name, *topic.also))
+    return Telling(classes=np.vstack([known, said[-1:]]), wanted=wanted)
