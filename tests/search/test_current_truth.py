@@ -183,6 +183,17 @@ def _day_turn(gql, user: str):
     return send
 
 
+def _tell(gql, user: str, days: list[tuple[str, str, str]]):
+    """Sends each ``(day, what the user says, the bot's reply)`` as one exchange of that day's session, then
+    summarises as the idle sweep does; returns the ``send`` of ``_day_turn`` to ask with."""
+    send = _day_turn(gql, user)
+    for day, said, reply in days:
+        send(day, 0, said)
+        send(day, 1, reply, role="assistant")
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": user})
+    return send
+
+
 def test_a_later_turn_about_a_facts_topic_comes_above_the_fact(gql):
     """A fact holds what was said when it was raised; a turn said later about the same thing may have
     changed it, so a bot reads that turn first."""
@@ -208,13 +219,18 @@ def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
     """A later turn that says something changed ("we moved"), found for the same question as a fact,
     may have replaced it even when it shares no word with it: the bot reads it first."""
 
-    send = _day_turn(gql, "tomas")
-
-    send("2024-02-01", 0, "I live in Leeds, in a terraced house near Roundhay Park.")
-    send("2024-02-01", 1, "Sounds lovely!", role="assistant")
-    send("2024-03-10", 0, "Big news: we moved! Our new flat is in York, two minutes from the station.")
-    send("2024-03-10", 1, "Congratulations!", role="assistant")
-    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "tomas"})
+    send = _tell(
+        gql,
+        "tomas",
+        [
+            ("2024-02-01", "I live in Leeds, in a terraced house near Roundhay Park.", "Sounds lovely!"),
+            (
+                "2024-03-10",
+                "Big news: we moved! Our new flat is in York, two minutes from the station.",
+                "Congratulations!",
+            ),
+        ],
+    )
 
     context = send("2024-03-20", 0, "where do I live these days?")
     facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
@@ -228,15 +244,15 @@ def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_abov
     """Asked "where do I work?", which shares no word with "Ardent Foods hired me as a quality lead", the
     user's own statements that tell the topic asked about are searched for too; the later one comes first."""
 
-    send = _day_turn(gql, "ruth")
-
-    send("2024-01-08", 0, "I'm a pharmacist at Northgate Hospital, mostly night shifts.")
-    send("2024-01-08", 1, "Night shifts are hard on the body.", role="assistant")
-    send("2024-02-20", 0, "We finally got the keys to the flat by the river.")
-    send("2024-02-20", 1, "Congratulations!", role="assistant")
-    send("2024-03-15", 0, "Ardent Foods hired me as a quality lead, so no more night shifts.")
-    send("2024-03-15", 1, "Good for you!", role="assistant")
-    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ruth"})
+    send = _tell(
+        gql,
+        "ruth",
+        [
+            ("2024-01-08", "I'm a pharmacist at Northgate Hospital, mostly night shifts.", "Night shifts are hard."),
+            ("2024-02-20", "We finally got the keys to the flat by the river.", "Congratulations!"),
+            ("2024-03-15", "Ardent Foods hired me as a quality lead, so no more night shifts.", "Good for you!"),
+        ],
+    )
 
     context = send("2024-03-20", 0, "where do I work these days?")
     memories = context["prompt"].split("## Recent conversation")[0]
@@ -244,6 +260,11 @@ def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_abov
     assert "Northgate" not in memories or memories.index("Ardent Foods") < memories.index("Northgate"), memories
     body = gql(ASK, {"input": {"userId": "ruth", "query": "where do I work these days?"}})
     assert "Ardent Foods" in body["data"]["search"]["answer"], body
+    # A search of the facts alone finds no turn.
+    facts_only = {"userId": "ruth", "query": "where do I work these days?", "sources": ["KNOWLEDGE"]}
+    hits = gql(ASK, {"input": facts_only})["data"]["search"]["hits"]
+    assert [h["kind"] for h in hits] == ["KNOWLEDGE"] * len(hits), hits
+    assert any("Northgate" in h["content"] for h in hits), hits
     # The statement about the flat tells another topic: it is not brought in as telling this one.
     assert "keys to the flat" not in memories, memories
 
@@ -252,13 +273,14 @@ def test_a_request_for_advice_finds_what_the_user_said_that_bears_on_it(gql):
     """Asked for advice on a headache, the user's own word of a condition, said in passing and raised as
     no fact, bears on it and is a memory; what they said about an unrelated thing is not."""
 
-    send = _day_turn(gql, "oskar")
-
-    send("2024-05-02", 0, "migraine day. hiding in the bedroom with the blinds down.")
-    send("2024-05-02", 1, "Oh no, rest your eyes.", role="assistant")
-    send("2024-05-09", 0, "We repainted the hallway a pale green over the weekend.")
-    send("2024-05-09", 1, "Nice!", role="assistant")
-    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "oskar"})
+    send = _tell(
+        gql,
+        "oskar",
+        [
+            ("2024-05-02", "migraine day. hiding in the bedroom with the blinds down.", "Oh no, rest your eyes."),
+            ("2024-05-09", "We repainted the hallway a pale green over the weekend.", "Nice!"),
+        ],
+    )
 
     context = send("2024-05-20", 0, "my head is pounding, any advice?")
     memories = context["prompt"].split("## Recent conversation")[0]
