@@ -8,7 +8,8 @@ backchannels / acknowledgements such as "uh-huh", "right", "that's great"). A tu
   acknowledgement ("Of course.", "Totally!", "Let me think about that.", "Oh no, I'm sorry to hear
   that."): it carries no information of its own;
 - a *question* when every sentence that is not a backchannel asks something (ends with "?", or
-  opens with a question word and does not end with "!") and tells nothing before it asks: "I'm
+  opens with a question word or a request, "remind me", "suggest", and does not end with "!") and
+  tells nothing before it asks: "I'm
   thinking of visiting my sister Emily in Denver, any tips?" opens with a first-person clause of
   two content words or more, so it states something too;
 - a *statement* otherwise (a turn that states anything counts as one, questions aside).
@@ -63,8 +64,9 @@ _QUESTION_OPENER = re.compile(
     r"^(?:(?:what|what's|whats|where|where's|when|when's|who|who's|whom|whose|why|how|how's|which)\b"
     r"|(?:do|does|did|is|are|was|were|can|could|would|will|should|shall|may|have|has|am)\s+"
     r"(?:you|i|we|they|he|she|it|there|my|your|our|their|his|her|the|this|that|these|those|anyone|someone)\b"
-    # A request asks too: "remind me where I work", "any tips for me".
-    r"|(?:please\s+)?(?:remind|tell|show|give|help|teach|suggest|recommend|explain|describe)\s+(?:me|us)\b"
+    # A request asks too: "remind me where I work", "suggest a dessert I can eat", "any tips for me".
+    r"|(?:please\s+)?(?:remind|tell|show|give|help|teach|explain|describe)\s+(?:me|us)\b"
+    r"|(?:please\s+)?(?:suggest|recommend)\b"
     r"|any\s+(?:idea|ideas|tips?|advice|suggestions?|recommendations?)\b)",
     re.IGNORECASE,
 )

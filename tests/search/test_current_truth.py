@@ -286,3 +286,16 @@ def test_a_request_for_advice_finds_what_the_user_said_that_bears_on_it(gql):
     memories = context["prompt"].split("## Recent conversation")[0]
     assert "migraine" in memories, memories
     assert "hallway" not in memories, memories
+
+
+def test_a_request_in_the_imperative_is_not_a_memory_by_itself(gql):
+    """A request such as "Suggest a dessert…" asks as "what dessert…?" does: only its reply is a memory."""
+    _tell(
+        gql,
+        "alba",
+        [("2024-04-02", "Suggest a dessert without nuts for my sister's party.", "A lemon posset, it needs no nuts.")],
+    )
+    hits = gql(ASK, {"input": {"userId": "alba", "query": "suggest a dessert without nuts"}})["data"]["search"]["hits"]
+    own = [next(t["content"] for t in h["turns"] if t["isHit"]) for h in hits if h["kind"] == "MESSAGE"]
+    assert own, hits
+    assert "Suggest a dessert without nuts for my sister's party." not in own
