@@ -140,7 +140,8 @@ def load_hits(
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
         turns_after: the turns after a message hit shown with it (1 or 2; the turn before is shown too).
-        topical: the facts on the topic the query asks about, and the user's statements telling it (``Hit.topical``).
+        topical: the facts on the topic the query asks about and the user's statements telling it
+            (``Hit.topical``).
         asked: for a message found through the question it answers, that question's id.
     """
     sources, replaced, found_by = sources or {}, replaced or {}, found_by or {}

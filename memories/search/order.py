@@ -24,9 +24,9 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
 
     A turn or summary said in a later session than a fact that names what the fact is about (a
     content word of the fact, not the user's name), says that something changed ("we moved",
-    "I quit") or tells about the topic asked about, as the fact does (``Hit.topical``), comes right above
-    that fact: it may have replaced it ("They moved my operation to the 24th" above "Elena has an operation on September
-    10").
+    "I quit") or tells about the topic asked about, as the fact does (``Hit.topical``), comes right
+    above that fact: it may have replaced it ("They moved my operation to the 24th" above "Elena has
+    an operation on September 10").
     """
     never = datetime.min.replace(tzinfo=UTC)
     newest_first = sorted(memories, key=lambda h: h.conversation_time or never, reverse=True)

@@ -137,9 +137,8 @@ def retrieve(
 def relevant(hits: list[Hit]) -> list[Hit]:
     """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query or answering a question that is
     (``Hit.question_score``), the facts on the topic it asks about and the user's statements telling it
-    (``Hit.topical``), and the messages
-    found by their words that have no vector yet (the worker has not embedded them: they cannot be
-    judged)."""
+    (``Hit.topical``), and the messages found by their words that have no vector yet (the worker has not
+    embedded them: they cannot be judged)."""
     gate = settings.SEARCH_MIN_SIMILARITY
     return [h for h in hits if h.topical or max(h.score or gate, h.question_score or -1) >= gate]
 
