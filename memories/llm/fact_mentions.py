@@ -71,8 +71,16 @@ ANYWHERE: list[Rule] = [
         lambda m: f"my {m['kin'].lower()} are {m['o']}",
     ),
     rule(
-        r"\b(?:first|second|third|last) (?:day|week|month) (?:at|with) "
-        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
+        r"\b(?:(?:first|second|third|last) (?:day|week|month)|(?:day|week|month) (?:one|two|three|four|five|\d))"
+        r" (?:at|with) (?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
+        "job",
+        0.7,
+        lambda m: f"I work at {m['name']}",
+    ),
+    rule(
+        # "Two weeks at Allegro now": a stay that goes on is a job ("two weeks at Disneyland" is not).
+        r"\b(?:two|three|four|five|six|a few|a couple of|\d+) (?:weeks|months) (?:at|with) "
+        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))(?= (?:now|already|so far|and counting)\b)",
         "job",
         0.7,
         lambda m: f"I work at {m['name']}",

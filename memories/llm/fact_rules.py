@@ -99,6 +99,20 @@ RULES: list[Rule] = [
         _works,
     ),
     rule(
+        # "I'm head chef at Zum Grünen Hirsch": a title without an article names where.
+        rf"^I am {ADV}(?P<o>(?:[\w-]+ ){{0,2}}{OCCUPATIONS} (?:at|for|with) (?:the )?{CAP}[^,;:!?]*?){STOP}",
+        "job",
+        0.75,
+        lambda m: f"I work as {m['o']}",
+    ),
+    rule(
+        rf"^I {ADV}(?:start|am starting|will start) (?:work |working )?(?:at|with) (?P<o>(?:the )?{CAP}[^,;:!?]*?)"
+        rf"(?: (?:on|next|this|in|tomorrow|today)\b[^,;:!?]*)?{STOP}",
+        "job",
+        0.65,
+        lambda m: f"I work at {m['o']}",
+    ),
+    rule(
         rf"^I {ADV}(?:started|began|joined) (?:working |work )?(?:as |at |for )?"
         rf"(?P<o>(?:a|an) [^,;:!?]+? at [^,;:!?]+?|(?-i:[A-Z])[^,;:!?]*?){STOP}",
         "job",
@@ -113,7 +127,12 @@ RULES: list[Rule] = [
         lambda m: f"I work on {m['o']}",
     ),
     rule(rf"^I {ADV}(?:teach|tutor|have been teaching|have been tutoring) {OBJ}", "job", 0.75),
-    rule(rf"^I {ADV}(?:started|began|joined|took up|signed up for|have started|have joined) {OBJ}", None, 0.6),
+    rule(
+        rf"^I {ADV}(?:started|began|joined|took up|signed up for|have started|have joined) "
+        rf"(?!seeing|dating|going out){OBJ}",
+        None,
+        0.6,
+    ),
     rule(
         rf"^I {ADV}(?:give|run|teach|host) (?P<o>(?:[\w-]+ ){{0,3}}(?:classes|lessons|workshops|courses)\b"
         rf"[^,;:!?]*?){STOP}",
@@ -193,10 +212,16 @@ RULES: list[Rule] = [
         lambda m: f"I broke up with {m['name']}",
     ),
     rule(
-        rf"^I am (?:now )?(?:seeing|dating|in a relationship with|going out with) (?P<o>someone(?: new)?|"
-        rf"a (?:guy|girl|man|woman)|{CAP}(?: {CAP})?)\b",
+        rf"^I (?:am (?:now )?|have been |(?:have )?started )(?:seeing|dating|in a relationship with|going out with) "
+        rf"(?P<o>someone(?: new)?|a (?:guy|girl|man|woman)|{CAP}(?: {CAP})?)\b",
         "partner",
         0.7,
+    ),
+    rule(
+        r"^I (?:just |finally )?met someone(?: new| special)?(?=$|[,;])",
+        "partner",
+        0.65,
+        lambda m: "I am seeing someone new",
     ),
     rule(
         rf"^my {KIN}(?: {NAME})? {ADV}(?:lives|is living|moved|has moved|relocated) (?:in|to|near) {OBJ}",

@@ -38,6 +38,12 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
         ("I don't eat pork.", [("The user does not eat pork.", None)]),
         ("Sushi is my favorite food.", [("The user's favourite food is Sushi.", "favourite:food")]),
         ("the problem is my asthma, cold mornings make it worse", [("The user has asthma.", None)]),
+        ("Three months at Zalando now, still learning the codebase.", [("The user works at Zalando.", "job")]),
+        ("Day two at Hargreaves Lansdown and my feet hurt.", [("The user works at Hargreaves Lansdown.", "job")]),
+        ("I'm sous chef at Osteria Lupa.", [("The user works as sous chef at Osteria Lupa.", "job")]),
+        ("I start at the Stadtwerke next Tuesday.", [("The user works at the Stadtwerke.", "job")]),
+        ("I met someone, we've had three dates.", [("The user is seeing someone new.", "partner")]),
+        ("I've started seeing someone, a guy from climbing.", [("The user has started seeing someone.", "partner")]),
     ],
 )
 def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(said, facts):
@@ -54,6 +60,8 @@ def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(sai
         "I'm so tired today, long day at work.",  # a passing moment
         "My boss just moved to Berlin.",  # someone else's news
         "I love it.",  # nothing specific
+        "We spent two weeks at Lake Garda.",  # a holiday, not a job
+        "I met someone from your company at the fair.",  # an acquaintance
     ],
 )
 def test_what_is_not_a_lasting_fact_about_the_speaker_raises_none(said):

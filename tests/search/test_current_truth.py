@@ -299,3 +299,25 @@ def test_a_request_in_the_imperative_is_not_a_memory_by_itself(gql):
     own = [next(t["content"] for t in h["turns"] if t["isHit"]) for h in hits if h["kind"] == "MESSAGE"]
     assert own, hits
     assert "Suggest a dessert without nuts for my sister's party." not in own
+
+
+def test_a_new_job_told_in_passing_replaces_the_old_one_in_the_next_session(gql):
+    """A new employer is often mentioned only in passing ("three weeks at Harwick Labs now"); the job it
+    raises replaces the one said before, so a later session's context and answer give the new one."""
+
+    send = _tell(
+        gql,
+        "tomasz",
+        [
+            ("2024-05-02", "I'm line cook at Bistro Marzanna, evenings and weekends.", "That's a tough schedule."),
+            ("2024-06-30", "Three weeks at Harwick Labs now, I finally see daylight.", "That sounds like a relief."),
+        ],
+    )
+
+    context = send("2024-07-04", 0, "what's my job these days?")
+    facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    assert any("Harwick Labs" in fact for fact in facts), facts
+    memories = context["prompt"].split("## Recent conversation")[0]
+    assert "Marzanna" not in memories or memories.index("Harwick") < memories.index("Marzanna"), memories
+    body = gql(ASK, {"input": {"userId": "tomasz", "query": "what's my job these days?"}})
+    assert "Harwick Labs" in body["data"]["search"]["answer"], body
