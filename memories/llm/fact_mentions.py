@@ -99,7 +99,16 @@ ANYWHERE: list[Rule] = [
         lambda m: f"I drive a {m['o']}",
     ),
     rule(
-        rf"\b(?:my |the |a )?{EVENTS}(?P<o> (?:to|in|at|with|for) [^,;:!?]+?)? (?:is )?(?P<when>on {DATE}[^,;:!?]*)",
+        rf"\b(?:(?:my|the|a) (?:[\w-]+ ){{0,2}})?{EVENTS}(?P<o> (?:to|in|at|with|for) [^,;:!?]+?)? (?:is )?"
+        rf"(?P<when>on {DATE}[^,;:!?]*?){STOP}",
+        PLAN_SLOT,
+        0.7,
+        plan_statement,
+        dated=True,
+    ),
+    rule(
+        # "I switched to the November 17 race instead"
+        rf"\b(?:my|the) (?P<when>{DATE}) {EVENTS}(?P<o>)\b",
         PLAN_SLOT,
         0.7,
         plan_statement,

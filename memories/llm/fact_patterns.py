@@ -86,7 +86,8 @@ DATE = (
 )
 EVENTS = (
     r"(?P<event>flight|appointment|exam|test|interview|surgery|operation|wedding|trip|vacation|holiday|party|"
-    r"concert|match|game|race|marathon|recital|meeting|presentation|deadline|check-?up|graduation|"
+    r"concert|match|game|race|marathon|triathlon|tournament|competition|recital|meeting|presentation|deadline|"
+    r"check-?up|graduation|ceremony|procedure|scan|"
     r"conference|move|defen[cs]e|audition|dentist|doctor|visit)"
 )
 

@@ -46,6 +46,8 @@ from memories.llm.fact_patterns import (
 
 __all__ = ["RULES"]
 
+_EVENT = EVENTS.replace("(?P<event>", "(?:")
+
 
 def _kin_slot(attribute: str) -> Callable[[re.Match[str]], str]:
     return lambda m: (
@@ -74,7 +76,9 @@ RULES: list[Rule] = [
         lambda m: f"I live {m['prep']} {m['o']}",
     ),
     rule(
-        rf"^(?:I|we) {ADV}(?:moved|relocated|have moved|finally moved) (?:back )?to {OBJ}",
+        # Not "we moved to the 21 March ceremony".
+        rf"^(?:I|we) {ADV}(?:moved|relocated|have moved|finally moved) (?:back )?to "
+        rf"(?!(?:the|my|our) (?:[\w-]+ ){{0,3}}{_EVENT}\b){OBJ}",
         "residence",
         0.85,
         lambda m: f"I moved to {m['o']}",

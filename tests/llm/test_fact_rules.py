@@ -43,6 +43,11 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
         ("I'm sous chef at Osteria Lupa.", [("The user works as sous chef at Osteria Lupa.", "job")]),
         ("I start at the Stadtwerke next Tuesday.", [("The user works at the Stadtwerke.", "job")]),
         ("I met someone, we've had three dates.", [("The user is seeing someone new.", "partner")]),
+        (
+            "I'm running my first half triathlon on June 9 in Porto and I'm terrified",
+            [("The user's triathlon is on June 9 in Porto.", "plan:triathlon")],
+        ),
+        ("so we moved to the 21 March ceremony instead", [("The user's ceremony is on 21 March.", "plan:ceremony")]),
         ("I've started seeing someone, a guy from climbing.", [("The user has started seeing someone.", "partner")]),
     ],
 )
