@@ -233,6 +233,12 @@ RULES: list[Rule] = [
         0.8,
     ),
     rule(rf"^my {KIN}(?: {NAME})? {ADV}(?:works|is working) (?:as|at|for|in) {OBJ}", _kin_slot("job"), 0.75),
+    rule(
+        rf"^my {KIN}(?: {NAME})? is {ADV}(?P<o>(?:a|an) (?:[\w-]+ ){{0,3}}{OCCUPATIONS}"
+        rf"(?: (?:at|for|in|with) [^,;:!?]+?)?){STOP}",
+        _kin_slot("job"),
+        0.75,
+    ),
     rule(rf"^my {KIN}(?: {NAME})? is (?:now )?(?P<o>\d{{1,3}})(?: years old)?{STOP}", _kin_slot("age"), 0.8),
     rule(rf"^my {KIN}(?:'s name is| is (?:called|named)) {NAME}", lambda m: f"{m['kin'].lower()}:name", 0.8),
     rule(

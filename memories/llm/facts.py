@@ -54,6 +54,23 @@ _SUBJECTLESS = re.compile(
     r"married|retired|graduated|handed in|booked|bought|rescued|signed up)\b",
     re.I,
 )
+# A relative the speaker names ("my husband Paweł"), and a sentence about them by pronoun ("He is a
+# firefighter"): the pronoun is read as the relative last named in the same turn when it fits them.
+_MALE_KIN = (
+    "husband|boyfriend|fianc[eé]|brother|son|dad|father|grandpa|grandfather|grandson|uncle|nephew|stepson|stepdad"
+)
+_FEMALE_KIN = (
+    "wife|girlfriend|fianc[eé]e|sister|daughter|mom|mum|mother|grandma|grandmother|granddaughter|aunt|niece|"
+    "stepdaughter|stepmom"
+)
+_RELATIVE_NAMED = re.compile(
+    rf"\bmy (?:(?P<male>{_MALE_KIN})|(?P<female>{_FEMALE_KIN})|partner|cousin|twin|best friend)\b"
+    r"(?: (?-i:[A-Z][\w'-]*)(?= ))?",
+    re.I,
+)
+_PRONOUN_SUBJECT = re.compile(
+    r"^(?:(?P<he>he)|(?P<she>she))(?:'s(?! been)(?P<is>)|(?= (?:is|works|has been|just started)\b))", re.I
+)
 _GREETING_NAME = re.compile(
     r"^(?:hi|hello|hey)(?: there| all| everyone)?[,!.]*\s*(?:I am|this is) (?P<name>(?-i:[A-Z][a-z'-]+))(?:[,!.]|$)",
     re.I,
@@ -156,6 +173,11 @@ def _statements(sentence: str) -> list[tuple[str, str | None, float]]:
     return statements
 
 
+def _fits(pronoun: re.Match[str], relative: re.Match[str]) -> bool:
+    """Whether "he" or "she" (``pronoun``) can be the ``relative`` named before (a partner or cousin: either)."""
+    return not (pronoun["he"] and relative["female"]) and not (pronoun["she"] and relative["male"])
+
+
 def extract_facts_heuristic(
     *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]] = ()
 ) -> list[Fact]:
@@ -174,17 +196,24 @@ def extract_facts_heuristic(
     for message_id, line in messages:
         speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
         subject = speaker.strip() if speaker.strip() and speaker.strip().lower() != "user" else "The user"
+        relative = None  # the last relative the turn named ("my husband Paweł"), whom "he" or "she" is next
         for sentence in split_sentences(text):
             sentence = _normalised(sentence)
             if sentence.endswith("?") or _CONDITIONAL.search(sentence):
                 continue
             if _SUBJECTLESS.match(sentence):
                 sentence = f"I {sentence[0].lower()}{sentence[1:]}"
+            if relative and (pronoun := _PRONOUN_SUBJECT.match(sentence)) and _fits(pronoun, relative):
+                sentence = f"{relative[0]}{' is' if pronoun['is'] is not None else ''}{sentence[pronoun.end() :]}"
+            if named := list(_RELATIVE_NAMED.finditer(sentence)):
+                relative = named[-1]
             found = [(f"my name is {g['name']}", "name", 0.85)] if (g := _GREETING_NAME.match(sentence)) else []
             found += _statements(sentence)
             for statement, slot, confidence in found:
                 text_3p = third_person(statement, subject=subject)
                 if _OTHER_PERSON.search(text_3p.removeprefix(subject)):
                     continue
-                facts.append(Fact(text=text_3p + ".", message_ids=[message_id], slot=slot, confidence=confidence))
+                fact = Fact(text=text_3p + ".", message_ids=[message_id], slot=slot, confidence=confidence)
+                if fact not in facts:  # a relative named again where "he" or "she" was read as them
+                    facts.append(fact)
     return facts

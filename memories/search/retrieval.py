@@ -27,7 +27,7 @@ from memories.search.fusion import (
 )
 from memories.search.hits import Hit, load_hits
 from memories.search.scope import SOURCES, RowScope, SearchFilter
-from memories.search.topics import Topic, fact_classes, telling, topic_asked
+from memories.search.topics import PARTNERS, RELATIVES, Topic, fact_classes, telling, topic_asked
 
 # Candidates each message ranking contributes to the fusion: enough that a turn ranked low by
 # one ranking but high by the other is still found.
@@ -160,10 +160,15 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
     if MemoryKind.KNOWLEDGE not in scope.sources or topic is None:
         return []
     if topic.slots:
-        # "my son's name": the son's facts, when there are any, not the whole family's.
-        named = [head for head in topic.slots if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
-        found = retrievers.by_slots(scope=scope, heads=named, limit=limit) if named else []
-        return found or retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
+        # "my son's name", "what does my husband do for work?": that relative's facts, not the user's own
+        # (a partner's name is in the partner slot); the whole family's when the relative has none.
+        named = [head for head in RELATIVES if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
+        if named:
+            heads = [*named, *(["partner"] if set(named) & set(PARTNERS) else [])]
+            found = retrievers.by_slots(scope=scope, heads=heads, limit=limit)
+            if found or named[0] not in topic.slots:
+                return found
+        return retrievers.by_slots(scope=scope, heads=topic.slots, limit=limit)
     if not topic.known:  # a topic told in the user's words only ("what do I do for fun?"): its facts too
         if (told := telling(topic)) is None:
             return []

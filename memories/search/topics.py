@@ -36,7 +36,9 @@ import numpy as np
 from memories.llm import get_embedder
 
 __all__ = [
+    "PARTNERS",
     "PERSONAL_TOPIC_MARGIN",
+    "RELATIVES",
     "TOPICS",
     "TOPIC_MARGIN",
     "Topic",
@@ -71,6 +73,16 @@ class Topic:
     said: tuple[str, ...] = ()
 
 
+# Slot heads of what the user says of a partner: "partner" (who it is), "husband paweł:job"...
+PARTNERS = ("partner", "husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "fiancée")
+_FAMILY = (
+    "sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children", "grandson",
+    "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle", "cousin", "niece", "nephew",
+    "twin", "parents", "baby", "stepson", "stepdaughter", "best friend",
+)  # fmt: skip
+# The relatives a question may name ("my husband", "my sister's"): the heads of their facts' slots.
+RELATIVES = PARTNERS + _FAMILY
+
 TOPICS: tuple[Topic, ...] = (
     Topic(
         "job",
@@ -101,7 +113,7 @@ TOPICS: tuple[Topic, ...] = (
         "partner",
         ("Who is my partner?", "What is my wife's name?", "What is my husband's name?", "Who am I dating?",
          "What is my boyfriend's name?", "What is my girlfriend called?", "Am I married?"),
-        slots=("partner",),
+        slots=PARTNERS,
         said=("My boyfriend is called Tom.", "I've been seeing someone new for a few weeks.",
               "My wife and I have been married for ten years.", "We started dating in the spring.",
               "My girlfriend moved in with me.", "We split up last month."),
@@ -110,9 +122,7 @@ TOPICS: tuple[Topic, ...] = (
         "family",
         ("What are my kids called?", "What is my daughter's name?", "How old is my son?", "Where does my sister live?",
          "What does my brother do?", "Where do my parents live?"),
-        slots=("sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children",
-               "grandson", "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle",
-               "cousin", "niece", "nephew", "twin", "parents", "baby", "stepson", "stepdaughter", "best friend"),
+        slots=_FAMILY,
         said=("My sister lives in Madrid with her husband.", "My mum is coming to stay with us for a week.",
               "Our son just turned eight.", "My parents still live in the village I grew up in.",
               "My brother is a chef in Glasgow."),

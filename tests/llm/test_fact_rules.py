@@ -48,6 +48,14 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
             [("The user's triathlon is on June 9 in Porto.", "plan:triathlon")],
         ),
         ("so we moved to the 21 March ceremony instead", [("The user's ceremony is on 21 March.", "plan:ceremony")]),
+        ("my brother is a welder in Gdynia.", [("The user's brother is a welder in Gdynia.", "brother:job")]),
+        (
+            "My wife Noor is at her mum's tonight. She's a pharmacist at Boots, so late shifts.",
+            [
+                ("The user's wife is named Noor.", "partner"),
+                ("The user's wife Noor is a pharmacist at Boots.", "wife noor:job"),
+            ],
+        ),
         ("I've started seeing someone, a guy from climbing.", [("The user has started seeing someone.", "partner")]),
     ],
 )
@@ -67,6 +75,7 @@ def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(sai
         "I love it.",  # nothing specific
         "We spent two weeks at Lake Garda.",  # a holiday, not a job
         "I met someone from your company at the fair.",  # an acquaintance
+        "My sister visited. He is a doctor, the guy she brought.",  # "he" is not the sister
     ],
 )
 def test_what_is_not_a_lasting_fact_about_the_speaker_raises_none(said):

@@ -321,3 +321,26 @@ def test_a_new_job_told_in_passing_replaces_the_old_one_in_the_next_session(gql)
     assert "Marzanna" not in memories or memories.index("Harwick") < memories.index("Marzanna"), memories
     body = gql(ASK, {"input": {"userId": "tomasz", "query": "what's my job these days?"}})
     assert "Harwick Labs" in body["data"]["search"]["answer"], body
+
+
+def test_a_question_about_a_relatives_job_gets_theirs_not_the_users(gql):
+    """ "What does my husband do for work?" asks about the husband: his job, told by pronoun after he was
+    named ("My husband Idris ... He's a paramedic"), not the user's own."""
+
+    send = _tell(
+        gql,
+        "selin",
+        [
+            ("2024-02-01", "I'm a nurse at Bayview Clinic, mostly on the children's ward.", "That's lovely work."),
+            (
+                "2024-02-09",
+                "My husband Idris fixed the boiler again. He's a paramedic, nothing scares him.",
+                "Handy to have around!",
+            ),
+        ],
+    )
+
+    context = send("2024-02-12", 0, "what does my husband do for work?")
+    facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    assert any("paramedic" in fact for fact in facts), facts
+    assert not any("Bayview" in fact for fact in facts), facts
