@@ -11,7 +11,9 @@ backchannels / acknowledgements such as "uh-huh", "right", "that's great"). A tu
   opens with a question word or a request, "remind me", "suggest", and does not end with "!") and
   tells nothing before it asks: "I'm
   thinking of visiting my sister Emily in Denver, any tips?" opens with a first-person clause of
-  two content words or more, so it states something too;
+  two content words or more, so it states something too; a check of what the bot remembers about the
+  speaker ("Do you remember which race I'm doing? Testing you.") is one even with a short remark
+  beside it that does not open with the speaker's own news;
 - a *statement* otherwise (a turn that states anything counts as one, questions aside).
 
 Search never shows a backchannel as a memory, and shows a question only as the lead-in to the
@@ -72,6 +74,15 @@ _QUESTION_OPENER = re.compile(
 )
 
 
+# A question that checks what the bot remembers ("do you remember what team I support?").
+_RECALL = re.compile(
+    r"\bremember\s+(?:what|which|where|who|how)\b[^?]*\b(?:I|I'm|my|me)\b",
+    re.IGNORECASE,
+)
+# The most words of a remark beside such a question ("Testing you.", "Thiago says you forget everything").
+_REMARK_WORDS = 6
+_SPEAKER_NEWS = re.compile(r"^(?:I|I'm|I've|we|we're|we've)\b", re.IGNORECASE)
+_LEADING_FILLER = re.compile(r"^(?:(?:well|so|oh|ok|okay|anyway|haha|lol|also|and)\b[,.]?\s*)+", re.IGNORECASE)
 # A sentence's first clause, when it speaks of the speaker: "I'm allergic to shellfish, any idea?".
 # It ends at a comma or where a question is embedded ("I wonder what my dog's name was?").
 _FIRST_PERSON_CLAUSE = re.compile(
@@ -117,6 +128,12 @@ def tells(sentence: str) -> bool:
     return sum(w not in _FUNCTION_WORDS and w not in _ACKNOWLEDGEMENTS for w in words) >= _CONTENT_WORDS
 
 
+def _remark(sentence: str) -> bool:
+    """Whether a sentence only remarks: a few words, no exclamation, no news of the speaker ("I got in")."""
+    sentence = _LEADING_FILLER.sub("", sentence.strip())
+    return len(sentence.split()) <= _REMARK_WORDS and not sentence.endswith("!") and not _SPEAKER_NEWS.match(sentence)
+
+
 def dialogue_act(text: str, *, role: str = "user") -> str:
     """``STATEMENT``, ``QUESTION`` or ``BACKCHANNEL`` for one turn's text (see the module docstring).
 
@@ -131,6 +148,9 @@ def dialogue_act(text: str, *, role: str = "user") -> str:
     if not said:
         return BACKCHANNEL if sentences else STATEMENT
     if all(is_question(s) and not tells(s) for s in said):
+        return QUESTION
+    # "Do you remember which race I'm doing? Testing you.": checking the bot's memory, with a remark.
+    if any(is_question(s) and _RECALL.search(s) for s in said) and all(is_question(s) or _remark(s) for s in said):
         return QUESTION
     words = text.split()
     if role == "assistant" and len(words) <= _REACTION_WORDS and not _NAMES_OR_NUMBERS.search(" ".join(words[1:])):

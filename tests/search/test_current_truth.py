@@ -301,6 +301,28 @@ def test_a_request_in_the_imperative_is_not_a_memory_by_itself(gql):
     assert "Suggest a dessert without nuts for my sister's party." not in own
 
 
+def test_a_check_of_the_bots_memory_is_a_question_and_its_reply_the_memory(gql):
+    """ "Do you remember which choir I sing in? My wife bet you don't." tests the bot: the reply that names
+    the choir is the memory found, and the search answer quotes it, not the user's check."""
+    _tell(
+        gql,
+        "oskar",
+        [
+            (
+                "2024-04-02",
+                "Do you remember which choir I sing in? My wife bet you don't.",
+                "The Vasa Chamber Choir, second tenor since last autumn.",
+            )
+        ],
+    )
+    body = gql(ASK, {"input": {"userId": "oskar", "query": "which choir do I sing in?"}})
+    hits = body["data"]["search"]["hits"]
+    own = [next(t["content"] for t in h["turns"] if t["isHit"]) for h in hits if h["kind"] == "MESSAGE"]
+    assert "The Vasa Chamber Choir, second tenor since last autumn." in own, hits
+    assert "Do you remember which choir I sing in? My wife bet you don't." not in own, hits
+    assert "Vasa Chamber Choir" in body["data"]["search"]["answer"], body
+
+
 def test_a_new_job_told_in_passing_replaces_the_old_one_in_the_next_session(gql):
     """A new employer is often mentioned only in passing ("three weeks at Harwick Labs now"); the job it
     raises replaces the one said before, so a later session's context and answer give the new one."""
