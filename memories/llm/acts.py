@@ -13,7 +13,7 @@ backchannels / acknowledgements such as "uh-huh", "right", "that's great"). A tu
   thinking of visiting my sister Emily in Denver, any tips?" opens with a first-person clause of
   two content words or more, so it states something too; a check of what the bot remembers about the
   speaker ("Do you remember which race I'm doing? Testing you.") is one even with a short remark
-  beside it that does not open with the speaker's own news;
+  to the bot beside it, but not with news ("... They fired me today.");
 - a *statement* otherwise (a turn that states anything counts as one, questions aside).
 
 Search never shows a backchannel as a memory, and shows a question only as the lead-in to the
@@ -81,7 +81,9 @@ _RECALL = re.compile(
 )
 # The most words of a remark beside such a question ("Testing you.", "Thiago says you forget everything").
 _REMARK_WORDS = 6
-_SPEAKER_NEWS = re.compile(r"^(?:I|I'm|I've|we|we're|we've)\b", re.IGNORECASE)
+_TO_THE_BOT = re.compile(r"\b(?:you|your|you're|you'll)\b", re.IGNORECASE)
+# ... and of one that does not speak to the bot ("Got a question.").
+_ASIDE_WORDS = 3
 _LEADING_FILLER = re.compile(r"^(?:(?:well|so|oh|ok|okay|anyway|haha|lol|also|and)\b[,.]?\s*)+", re.IGNORECASE)
 # A sentence's first clause, when it speaks of the speaker: "I'm allergic to shellfish, any idea?".
 # It ends at a comma or where a question is embedded ("I wonder what my dog's name was?").
@@ -129,9 +131,14 @@ def tells(sentence: str) -> bool:
 
 
 def _remark(sentence: str) -> bool:
-    """Whether a sentence only remarks: a few words, no exclamation, no news of the speaker ("I got in")."""
+    """Whether a sentence beside a check of the bot's memory only remarks on it: a few words to the bot
+    ("Testing you.", "My wife bet you don't.") or fewer ("Got a question."), no exclamation; news is
+    not a remark ("They fired me today.")."""
     sentence = _LEADING_FILLER.sub("", sentence.strip())
-    return len(sentence.split()) <= _REMARK_WORDS and not sentence.endswith("!") and not _SPEAKER_NEWS.match(sentence)
+    words = sentence.split()
+    if sentence.endswith("!") or len(words) > _REMARK_WORDS:
+        return False
+    return bool(_TO_THE_BOT.search(sentence)) or len(words) <= _ASIDE_WORDS
 
 
 def dialogue_act(text: str, *, role: str = "user") -> str:
@@ -150,7 +157,9 @@ def dialogue_act(text: str, *, role: str = "user") -> str:
     if all(is_question(s) and not tells(s) for s in said):
         return QUESTION
     # "Do you remember which race I'm doing? Testing you.": checking the bot's memory, with a remark.
-    if any(is_question(s) and _RECALL.search(s) for s in said) and all(is_question(s) or _remark(s) for s in said):
+    if any(is_question(s) and _RECALL.search(s) and not tells(s) for s in said) and all(
+        (is_question(s) and not tells(s)) or _remark(s) for s in said
+    ):
         return QUESTION
     words = text.split()
     if role == "assistant" and len(words) <= _REACTION_WORDS and not _NAMES_OR_NUMBERS.search(" ".join(words[1:])):

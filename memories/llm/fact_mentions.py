@@ -71,16 +71,19 @@ ANYWHERE: list[Rule] = [
         lambda m: f"my {m['kin'].lower()} are {m['o']}",
     ),
     rule(
-        r"\b(?:(?:first|second|third|last) (?:day|week|month)|(?:day|week|month) (?:one|two|three|four|five|\d))"
-        r" (?:at|with) (?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
+        r"\b(?:first|second|third|last) (?:day|week|month) (?:at|with) "
+        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))",
         "job",
         0.7,
         lambda m: f"I work at {m['name']}",
     ),
     rule(
-        # "Two weeks at Allegro now": a stay that goes on is a job ("two weeks at Disneyland" is not).
-        r"\b(?:two|three|four|five|six|a few|a couple of|\d+) (?:weeks|months) (?:at|with) "
-        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))(?= (?:now|already|so far|and counting)\b)",
+        # "Week two at Buckeye Logistics.", "Two weeks at Allegro now": the speaker's time at a place that
+        # goes on is a job; "Week one at Yellowstone was amazing" and "two weeks at Grandma's now" are not.
+        r"^(?:(?:day|week|month) (?:one|two|three|four|five|\d)|(?:two|three|four|five|six|a few|a couple of|\d+) "
+        r"(?:weeks|months)) at (?!(?:Grandma|Grandpa|Granny|Nana|Mum|Mom|Dad|Home)\b)"
+        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))"
+        r"(?=\s*(?:[.!]*$|now\b(?! that)|done\b|already\b|so far\b|and counting\b))",
         "job",
         0.7,
         lambda m: f"I work at {m['name']}",
@@ -107,8 +110,8 @@ ANYWHERE: list[Rule] = [
         dated=True,
     ),
     rule(
-        # "I switched to the November 17 race instead"
-        rf"\b(?:my|the) (?P<when>{DATE}) {EVENTS}(?P<o>)\b",
+        # "I switched to the November 17 race instead" ("the May 4 game was a disaster" is not a plan)
+        rf"\b(?:my|the) (?P<when>{DATE}) {EVENTS}(?P<o>)\b(?! (?:was|were|got cancell?ed)\b)",
         PLAN_SLOT,
         0.7,
         plan_statement,

@@ -103,14 +103,16 @@ RULES: list[Rule] = [
         _works,
     ),
     rule(
-        # "I'm head chef at Zum Grünen Hirsch": a title without an article names where.
-        rf"^I am {ADV}(?P<o>(?:[\w-]+ ){{0,2}}{OCCUPATIONS} (?:at|for|with) (?:the )?{CAP}[^,;:!?]*?){STOP}",
+        # "I'm head chef at Zum Grünen Hirsch": a title without an article names where ("I'm meeting the
+        # manager at Tesco" has a verb and an article before it).
+        rf"^I am {ADV}(?P<o>(?:(?!(?:the|a|an|my|your|his|her|their|our|designated)\b)(?![\w-]*ing\b)[\w-]+ ){{0,2}}"
+        rf"{OCCUPATIONS} (?:at|for|with) (?:the )?{CAP}[^,;:!?]*?){STOP}",
         "job",
         0.75,
         lambda m: f"I work as {m['o']}",
     ),
     rule(
-        rf"^I {ADV}(?:start|am starting|will start) (?:work |working )?(?:at|with) (?P<o>(?:the )?{CAP}[^,;:!?]*?)"
+        rf"^I {ADV}(?:start|am starting|will start) (?:work |working )?at (?P<o>(?:the )?{CAP}[^,;:!?]*?)"
         rf"(?: (?:on|next|this|in|tomorrow|today)\b[^,;:!?]*)?{STOP}",
         "job",
         0.65,
@@ -132,11 +134,14 @@ RULES: list[Rule] = [
     ),
     rule(rf"^I {ADV}(?:teach|tutor|have been teaching|have been tutoring) {OBJ}", "job", 0.75),
     rule(
-        rf"^I {ADV}(?:started|began|joined|took up|signed up for|have started|have joined) "
-        rf"(?!seeing|dating|going out){OBJ}",
-        None,
-        0.6,
+        # Not "seeing Dr Okafor for my back", "seeing Fleetwood Mac posters everywhere".
+        rf"^I (?:am (?:now )?|have been |(?:have )?started )(?:seeing|dating|in a relationship with|going out with) "
+        rf"(?P<o>someone(?: new)?|a (?:guy|girl|man|woman)|(?!(?:Dr|Doctor|Prof|Professor|Mr|Mrs|Ms|Miss)\b){CAP}"
+        rf"(?: {CAP})?)(?=$|[,.;!]| (?:for|since|now|again|and|who|from)\b)",
+        "partner",
+        0.7,
     ),
+    rule(rf"^I {ADV}(?:started|began|joined|took up|signed up for|have started|have joined) {OBJ}", None, 0.6),
     rule(
         rf"^I {ADV}(?:give|run|teach|host) (?P<o>(?:[\w-]+ ){{0,3}}(?:classes|lessons|workshops|courses)\b"
         rf"[^,;:!?]*?){STOP}",
@@ -216,13 +221,7 @@ RULES: list[Rule] = [
         lambda m: f"I broke up with {m['name']}",
     ),
     rule(
-        rf"^I (?:am (?:now )?|have been |(?:have )?started )(?:seeing|dating|in a relationship with|going out with) "
-        rf"(?P<o>someone(?: new)?|a (?:guy|girl|man|woman)|{CAP}(?: {CAP})?)\b",
-        "partner",
-        0.7,
-    ),
-    rule(
-        r"^I (?:just |finally )?met someone(?: new| special)?(?=$|[,;])",
+        r"^I (?:just |finally )?met someone(?: new| special)?(?=$|,? (?:and|we|he|she)\b)",
         "partner",
         0.65,
         lambda m: "I am seeing someone new",

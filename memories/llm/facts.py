@@ -65,7 +65,7 @@ _FEMALE_KIN = (
 )
 _RELATIVE_NAMED = re.compile(
     rf"\bmy (?:(?P<male>{_MALE_KIN})|(?P<female>{_FEMALE_KIN})|partner|cousin|twin|best friend)\b"
-    r"(?: (?-i:[A-Z][\w'-]*)(?= ))?",
+    r"(?: (?-i:[A-Z][\w'-]*)(?= ))?(?P<possessive>'s?\b)?",
     re.I,
 )
 _PRONOUN_SUBJECT = re.compile(
@@ -206,7 +206,8 @@ def extract_facts_heuristic(
             if relative and (pronoun := _PRONOUN_SUBJECT.match(sentence)) and _fits(pronoun, relative):
                 sentence = f"{relative[0]}{' is' if pronoun['is'] is not None else ''}{sentence[pronoun.end() :]}"
             if named := list(_RELATIVE_NAMED.finditer(sentence)):
-                relative = named[-1]
+                # "My son's coach came by. He's a firefighter.": "he" is the coach, not the son.
+                relative = None if named[-1]["possessive"] else named[-1]
             found = [(f"my name is {g['name']}", "name", 0.85)] if (g := _GREETING_NAME.match(sentence)) else []
             found += _statements(sentence)
             for statement, slot, confidence in found:

@@ -160,9 +160,9 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
     if MemoryKind.KNOWLEDGE not in scope.sources or topic is None:
         return []
     if topic.slots:
-        # "my son's name", "what does my husband do for work?": that relative's facts, not the user's own
-        # (a partner's name is in the partner slot); the whole family's when the relative has none.
-        named = [head for head in RELATIVES if re.search(rf"\b{re.escape(head)}s?\b", query, re.IGNORECASE)]
+        # "my son's name", "what does my husband do for work?": that relative's facts, not the user's own (a
+        # partner's name is in the partner slot); for a family question, the whole family's when they have none.
+        named = _relatives_named(query) if topic.relatives else []
         if named:
             heads = [*named, *(["partner"] if set(named) & set(PARTNERS) else [])]
             found = retrievers.by_slots(scope=scope, heads=heads, limit=limit)
@@ -180,6 +180,20 @@ def _facts_on_topic(*, scope: RowScope, query: str, topic: Topic | None, limit: 
         for pk, distance in retrievers.by_topic(scope=scope, topic=centroid, classes=classes, limit=limit):
             found[pk] = min(distance, found.get(pk, distance))
     return sorted(found, key=found.__getitem__)[:limit]
+
+
+def _relatives_named(query: str) -> list[str]:
+    """The relatives a question asks about, as the heads of their facts' slots ("what does my husband do?":
+    ``husband``); not a business partner, nor someone the user is with ("where do I live with my kids?")."""
+    return [
+        head
+        for head in RELATIVES
+        if re.search(
+            rf"(?<!business )(?<!with )(?<!with my )(?<!with our )(?<!with the )\b{re.escape(head)}s?\b",
+            query,
+            re.IGNORECASE,
+        )
+    ]
 
 
 def _told_on_topic(*, scope: RowScope, topic: Topic | None, pool: int, limit: int) -> list[int]:

@@ -143,7 +143,9 @@ def by_slots(*, scope: RowScope, heads: Sequence[str], limit: int) -> list[int]:
     statement = _statement("slots.sql").format(
         table=sql.Identifier(Knowledge._meta.db_table), scope=condition, limit=sql.Literal(limit)
     )
-    return [pk for (pk,) in _fetch(statement, {**scope.params(), "heads": list(heads)}, Knowledge)]
+    # A slot's head is its first word: "best" of "best friend jo:job".
+    first_words = list(dict.fromkeys(head.split()[0] for head in heads))
+    return [pk for (pk,) in _fetch(statement, {**scope.params(), "heads": first_words}, Knowledge)]
 
 
 def excerpts(*, message_ids: Sequence[int], query: str, words: int, fragments: int) -> dict[int, str]:

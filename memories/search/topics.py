@@ -62,7 +62,8 @@ class Topic:
     """``asked``: requests of this kind; the facts that answer them: those of ``slots``, or those most like
     ``known`` (or like the ``known`` of the advice topics named in ``also``), or, for a topic of neither,
     those most like ``said``; ``personal``: a request must speak of the user to ask about it; ``said``: how
-    people tell it in conversation (the user's statements nearest these answer it too)."""
+    people tell it in conversation (the user's statements nearest these answer it too); ``relatives``: a
+    relative's facts hold it too ("my brother's job"), so a request naming one asks about theirs."""
 
     name: str
     asked: tuple[str, ...]
@@ -71,6 +72,7 @@ class Topic:
     also: tuple[str, ...] = ()
     personal: bool = True
     said: tuple[str, ...] = ()
+    relatives: bool = False
 
 
 # Slot heads of what the user says of a partner: "partner" (who it is), "husband paweł:job"...
@@ -78,7 +80,7 @@ PARTNERS = ("partner", "husband", "wife", "boyfriend", "girlfriend", "fiance", "
 _FAMILY = (
     "sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children", "grandson",
     "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle", "cousin", "niece", "nephew",
-    "twin", "parents", "baby", "stepson", "stepdaughter", "best friend",
+    "twin", "parents", "baby", "stepson", "stepdaughter", "stepmom", "stepdad", "best friend",
 )  # fmt: skip
 # The relatives a question may name ("my husband", "my sister's"): the heads of their facts' slots.
 RELATIVES = PARTNERS + _FAMILY
@@ -89,6 +91,7 @@ TOPICS: tuple[Topic, ...] = (
         ("What is my job?", "What do I do for a living?", "Where do I work?", "Who do I work for?",
          "What is my profession?", "Which company am I at now?"),
         slots=("job",),
+        relatives=True,
         said=("I work as a nurse at the city hospital.", "I just started a new job at a software company.",
               "My first week in the new role is done.", "I'm a teacher at a primary school.",
               "I got hired by a bank downtown.", "I handed in my notice and joined a startup."),
@@ -98,6 +101,7 @@ TOPICS: tuple[Topic, ...] = (
         ("Where do I live?", "Which city am I living in now?", "What neighbourhood do I live in?",
          "Where is my home these days?"),
         slots=("residence",),
+        relatives=True,
         said=("I live in a flat in Lisbon.", "We moved to a new apartment across town last month.",
               "We finally settled into our new house.", "I've been living in the city centre for a year.",
               "We bought a place near the lake and moved in."),
@@ -114,6 +118,7 @@ TOPICS: tuple[Topic, ...] = (
         ("Who is my partner?", "What is my wife's name?", "What is my husband's name?", "Who am I dating?",
          "What is my boyfriend's name?", "What is my girlfriend called?", "Am I married?"),
         slots=PARTNERS,
+        relatives=True,
         said=("My boyfriend is called Tom.", "I've been seeing someone new for a few weeks.",
               "My wife and I have been married for ten years.", "We started dating in the spring.",
               "My girlfriend moved in with me.", "We split up last month."),
@@ -123,6 +128,7 @@ TOPICS: tuple[Topic, ...] = (
         ("What are my kids called?", "What is my daughter's name?", "How old is my son?", "Where does my sister live?",
          "What does my brother do?", "Where do my parents live?"),
         slots=_FAMILY,
+        relatives=True,
         said=("My sister lives in Madrid with her husband.", "My mum is coming to stay with us for a week.",
               "Our son just turned eight.", "My parents still live in the village I grew up in.",
               "My brother is a chef in Glasgow."),
@@ -134,8 +140,14 @@ TOPICS: tuple[Topic, ...] = (
         said=("We adopted a rescue dog called Max.", "My cat is asleep on my keyboard again.",
               "I brought home a puppy from the shelter."),
     ),
-    Topic("name", ("What is my name?", "Do you remember my name?", "What do people call me?"), slots=("name",)),
-    Topic("age", ("How old am I?", "When is my birthday?", "What is my date of birth?"), slots=("age", "birthday")),
+    Topic(
+        "name", ("What is my name?", "Do you remember my name?", "What do people call me?"), slots=("name",),
+        relatives=True,
+    ),
+    Topic(
+        "age", ("How old am I?", "When is my birthday?", "What is my date of birth?"), slots=("age", "birthday"),
+        relatives=True,
+    ),
     Topic(
         "studies",
         ("What am I studying?", "What is my major?", "Which university do I go to?", "What course am I taking?"),

@@ -39,7 +39,7 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
         ("Sushi is my favorite food.", [("The user's favourite food is Sushi.", "favourite:food")]),
         ("the problem is my asthma, cold mornings make it worse", [("The user has asthma.", None)]),
         ("Three months at Zalando now, still learning the codebase.", [("The user works at Zalando.", "job")]),
-        ("Day two at Hargreaves Lansdown and my feet hurt.", [("The user works at Hargreaves Lansdown.", "job")]),
+        ("Day two at Hargreaves Lansdown done, my feet hurt.", [("The user works at Hargreaves Lansdown.", "job")]),
         ("I'm sous chef at Osteria Lupa.", [("The user works as sous chef at Osteria Lupa.", "job")]),
         ("I start at the Stadtwerke next Tuesday.", [("The user works at the Stadtwerke.", "job")]),
         ("I met someone, we've had three dates.", [("The user is seeing someone new.", "partner")]),
@@ -76,6 +76,13 @@ def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(sai
         "We spent two weeks at Lake Garda.",  # a holiday, not a job
         "I met someone from your company at the fair.",  # an acquaintance
         "My sister visited. He is a doctor, the guy she brought.",  # "he" is not the sister
+        "My son's coach came by. He's a firefighter.",  # "he" is the coach
+        "I'm meeting the manager at Tesco tomorrow.",  # not a title
+        "I've been seeing Fleetwood Mac posters everywhere.",  # not a partner
+        "Week one at Yellowstone was amazing.",  # a holiday
+        "Two weeks at Grandma's now and I'm going mad.",  # a stay
+        "I met someone, but it didn't work out.",  # no partner now
+        "The May 4 game was a disaster.",  # past, not a plan
     ],
 )
 def test_what_is_not_a_lasting_fact_about_the_speaker_raises_none(said):

@@ -366,3 +366,9 @@ def test_a_question_about_a_relatives_job_gets_theirs_not_the_users(gql):
     facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
     assert any("paramedic" in fact for fact in facts), facts
     assert not any("Bayview" in fact for fact in facts), facts
+    # His name is still found, and a question about the user's own job still gets hers.
+    context = send("2024-02-12", 2, "what's my husband's name?")
+    assert "Idris" in context["prompt"].split("## Recent conversation")[0], context["prompt"]
+    context = send("2024-02-12", 4, "where do I work these days?")
+    facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
+    assert any("Bayview" in fact for fact in facts), facts
