@@ -81,6 +81,7 @@ _RECALL = re.compile(
 )
 # The most words of a remark beside such a question ("Testing you.", "Thiago says you forget everything").
 _REMARK_WORDS = 6
+_SPEAKER_NEWS = re.compile(r"^(?:I|I'm|I've|we|we're|we've)\b", re.IGNORECASE)
 _TO_THE_BOT = re.compile(r"\b(?:you|your|you're|you'll)\b", re.IGNORECASE)
 # ... and of one that does not speak to the bot ("Got a question.").
 _ASIDE_WORDS = 3
@@ -133,10 +134,10 @@ def tells(sentence: str) -> bool:
 def _remark(sentence: str) -> bool:
     """Whether a sentence beside a check of the bot's memory only remarks on it: a few words to the bot
     ("Testing you.", "My wife bet you don't.") or fewer ("Got a question."), no exclamation; news is
-    not a remark ("They fired me today.")."""
+    not a remark ("They fired me today.", "We moved.")."""
     sentence = _LEADING_FILLER.sub("", sentence.strip())
     words = sentence.split()
-    if sentence.endswith("!") or len(words) > _REMARK_WORDS:
+    if sentence.endswith("!") or len(words) > _REMARK_WORDS or _SPEAKER_NEWS.match(sentence):
         return False
     return bool(_TO_THE_BOT.search(sentence)) or len(words) <= _ASIDE_WORDS
 

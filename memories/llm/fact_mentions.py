@@ -80,10 +80,10 @@ ANYWHERE: list[Rule] = [
     rule(
         # "Week two at Buckeye Logistics.", "Two weeks at Allegro now": the speaker's time at a place that
         # goes on is a job; "Week one at Yellowstone was amazing" and "two weeks at Grandma's now" are not.
-        r"^(?:(?:day|week|month) (?:one|two|three|four|five|\d)|(?:two|three|four|five|six|a few|a couple of|\d+) "
-        r"(?:weeks|months)) at (?!(?:Grandma|Grandpa|Granny|Nana|Mum|Mom|Dad|Home)\b)"
-        r"(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))"
-        r"(?=\s*(?:[.!]*$|now\b(?! that)|done\b|already\b|so far\b|and counting\b))",
+        r"^(?:(?:so|ok|okay|well|and|also|anyway),? )*(?:(?:day|week|month) (?:one|two|three|four|five|\d)|"
+        r"(?:two|three|four|five|six|a few|a couple of|\d+) (?:weeks|months)) at "
+        r"(?!(?:Grandma|Grandpa|Granny|Nana|Mum|Mom|Dad)\b)(?P<name>(?-i:[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*){0,2}))"
+        r"(?=\s*(?:[.!]*$|,?\s*(?:now\b(?! that)|done\b|already\b|so far\b|and counting\b)))",
         "job",
         0.7,
         lambda m: f"I work at {m['name']}",

@@ -105,7 +105,7 @@ RULES: list[Rule] = [
     rule(
         # "I'm head chef at Zum Grünen Hirsch": a title without an article names where ("I'm meeting the
         # manager at Tesco" has a verb and an article before it).
-        rf"^I am {ADV}(?P<o>(?:(?!(?:the|a|an|my|your|his|her|their|our|designated)\b)(?![\w-]*ing\b)[\w-]+ ){{0,2}}"
+        rf"^I am {ADV}(?P<o>(?:(?!(?:the|a|an|my|your|his|her|their|our|designated)\b)[\w-]+ ){{0,2}}"
         rf"{OCCUPATIONS} (?:at|for|with) (?:the )?{CAP}[^,;:!?]*?){STOP}",
         "job",
         0.75,
@@ -134,10 +134,10 @@ RULES: list[Rule] = [
     ),
     rule(rf"^I {ADV}(?:teach|tutor|have been teaching|have been tutoring) {OBJ}", "job", 0.75),
     rule(
-        # Not "seeing Dr Okafor for my back", "seeing Fleetwood Mac posters everywhere".
+        # Not "seeing Dr Okafor for my back", nor "seeing Fleetwood Mac posters everywhere".
         rf"^I (?:am (?:now )?|have been |(?:have )?started )(?:seeing|dating|in a relationship with|going out with) "
         rf"(?P<o>someone(?: new)?|a (?:guy|girl|man|woman)|(?!(?:Dr|Doctor|Prof|Professor|Mr|Mrs|Ms|Miss)\b){CAP}"
-        rf"(?: {CAP})?)(?=$|[,.;!]| (?:for|since|now|again|and|who|from)\b)",
+        rf"(?: {CAP})?)\b(?! [a-z]+s\b)(?!(?-i: [A-Z]))",
         "partner",
         0.7,
     ),
@@ -221,7 +221,7 @@ RULES: list[Rule] = [
         lambda m: f"I broke up with {m['name']}",
     ),
     rule(
-        r"^I (?:just |finally )?met someone(?: new| special)?(?=$|,? (?:and|we|he|she)\b)",
+        r"^I (?:just |finally )?met someone(?: new| special)?(?=$|, (?:and|we|he|she)\b)",
         "partner",
         0.65,
         lambda m: "I am seeing someone new",

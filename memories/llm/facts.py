@@ -65,7 +65,10 @@ _FEMALE_KIN = (
 )
 _RELATIVE_NAMED = re.compile(
     rf"\bmy (?:(?P<male>{_MALE_KIN})|(?P<female>{_FEMALE_KIN})|partner|cousin|twin|best friend)\b"
-    r"(?: (?-i:[A-Z][\w'-]*)(?= ))?(?P<possessive>'s?\b)?",
+    r"(?: (?-i:[A-Z][\w-]*)(?=[ ']))?"
+    # "my son's coach", not "my wife's got a job" nor "my sister's moving"
+    r"(?P<possessive>'s(?= )(?! (?:got|been|a|an|the|not|now|still|just|so|really|very|back|in|at|on|home|off|"
+    r"[a-z]+ing)\b)|'(?= ))?",
     re.I,
 )
 _PRONOUN_SUBJECT = re.compile(

@@ -13,6 +13,7 @@ from memories.llm.acts import QUESTION, STATEMENT, dialogue_act
         ("Do you remember which race I'm doing? Testing you.", QUESTION),
         ("Got a question. You remember where I work?", QUESTION),
         ("Do you remember where I work? They fired me today.", STATEMENT),
+        ("Do you remember where I live? We moved.", STATEMENT),
         ("Remember what I said about my knee? Surgery is booked for June 3.", STATEMENT),
         ("I'm thinking of quitting my job at Ikea, do you remember what I said about my boss?", STATEMENT),
         ("Do you remember my sister? She just moved to Lyon.", STATEMENT),

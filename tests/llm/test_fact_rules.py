@@ -49,6 +49,9 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
         ),
         ("so we moved to the 21 March ceremony instead", [("The user's ceremony is on 21 March.", "plan:ceremony")]),
         ("my brother is a welder in Gdynia.", [("The user's brother is a welder in Gdynia.", "brother:job")]),
+        ("My wife's got a new job. She works at Aldi now.", [("The user's wife works at Aldi now.", "wife:job")]),
+        ("I started dating Sam in May.", [("The user started dating Sam.", "partner")]),
+        ("I'm marketing manager at Unilever.", [("The user works as marketing manager at Unilever.", "job")]),
         (
             "My wife Noor is at her mum's tonight. She's a pharmacist at Boots, so late shifts.",
             [
