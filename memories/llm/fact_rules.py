@@ -84,6 +84,14 @@ RULES: list[Rule] = [
         lambda m: f"I moved to {m['o']}",
     ),
     rule(rf"^I am {ADV}based (?:in|out of) {OBJ}", "residence", 0.85, lambda m: f"I live in {m['o']}"),
+    rule(
+        rf"^(?:I|we) {ADV}(?:moved into|are renting|rent|have rented|rented) (?:a|an|the|our|my) (?:new )?"
+        rf"(?:[\w-]+ )?(?:flat|house|apartment|place|home|condo|studio) (?P<prep>in|near) {OBJ}",
+        "residence",
+        0.8,
+        lambda m: f"I live {m['prep']} {m['o']}",
+    ),
+    rule(rf"^I am back in {NAME}(?= for good| now|$)", "residence", 0.75, lambda m: f"I live in {m['name']}"),
     rule(rf"^{NAME} is (?:my )?home now", "residence", 0.8, lambda m: f"I live in {m['name']} now"),
     rule(rf"^I am {ADV}(?:originally )?from {OBJ}", "origin", 0.85),
     rule(rf"^I (?:grew up|was born and raised|was raised|was born) in {OBJ}", "origin", 0.8),
@@ -119,7 +127,7 @@ RULES: list[Rule] = [
         lambda m: f"I work at {m['o']}",
     ),
     rule(
-        rf"^I {ADV}(?:started|began|joined) (?:working |work )?(?:as |at |for )?"
+        rf"^I {ADV}(?:started|began|joined|have started|have joined) (?:working |work )?(?:as |at |for )?"
         rf"(?P<o>(?:a|an) [^,;:!?]+? at [^,;:!?]+?|(?-i:[A-Z])[^,;:!?]*?){STOP}",
         "job",
         0.7,
@@ -166,6 +174,26 @@ RULES: list[Rule] = [
     ),
     rule(
         r"^I am (?:now |currently )?(?P<o>retired|unemployed|between jobs|out of work|on maternity leave)\b", "job", 0.8
+    ),
+    rule(
+        rf"^{NAME} (?:just |finally )?(?:hired me|took me on)(?: as (?P<o>(?:a|an) [^,;:!?]+?))?{STOP}",
+        "job",
+        0.7,
+        lambda m: f"I work at {m['name']}" + (f" as {m['o']}" if m["o"] else ""),
+    ),
+    rule(
+        # "the offer from Shopify", not "the offer from Sam to help with the move"
+        rf"^I {ADV}(?:accepted|took) (?:the |their )?(?P<kind>job |position )?offer from {NAME}"
+        rf"(?(kind)|(?=$| as\b))",
+        "job",
+        0.7,
+        lambda m: f"I work at {m['name']}",
+    ),
+    rule(
+        rf"^I {ADV}(?:got|was|have been) promoted to (?P<o>(?:[\w-]+ ){{0,3}}{OCCUPATIONS}[^,;:!?]*?){STOP}",
+        "job",
+        0.75,
+        lambda m: f"I work as {m['o']}",
     ),
     rule(rf"^I {ADV}(?:study|am studying|major in|am majoring in) {OBJ}", "studies", 0.75),
     rule(

@@ -52,6 +52,11 @@ def _facts(text: str) -> list[tuple[str, str | None]]:
         ("My wife's got a new job. She works at Aldi now.", [("The user's wife works at Aldi now.", "wife:job")]),
         ("I started dating Sam in May.", [("The user started dating Sam.", "partner")]),
         ("I'm marketing manager at Unilever.", [("The user works as marketing manager at Unilever.", "job")]),
+        ("Ardent Foods hired me as a quality lead.", [("The user works at Ardent Foods as a quality lead.", "job")]),
+        ("I accepted the offer from Shopify.", [("The user works at Shopify.", "job")]),
+        ("I got promoted to head nurse.", [("The user works as head nurse.", "job")]),
+        ("We moved into a flat in Porto last week.", [("The user lives in Porto.", "residence")]),
+        ("I'm back in Manila for good.", [("The user lives in Manila.", "residence")]),
         (
             "My wife Noor is at her mum's tonight. She's a pharmacist at Boots, so late shifts.",
             [
@@ -86,6 +91,9 @@ def test_what_people_say_about_themselves_becomes_a_fact_in_the_third_person(sai
         "Two weeks at Grandma's now and I'm going mad.",  # a stay
         "I met someone, but it didn't work out.",  # no partner now
         "The May 4 game was a disaster.",  # past, not a plan
+        "I accepted the offer from Sam to help with the move.",  # not a job offer
+        "I got promoted to the A team in my chess club.",  # not a job title
+        "I'm back in Manila for a week to see my mum.",  # a visit
     ],
 )
 def test_what_is_not_a_lasting_fact_about_the_speaker_raises_none(said):

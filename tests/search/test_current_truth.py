@@ -241,7 +241,7 @@ def test_a_later_turn_saying_something_changed_comes_above_an_earlier_fact(gql):
 
 
 def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_above_the_fact(gql):
-    """Asked "where do I work?", which shares no word with "Ardent Foods hired me as a quality lead", the
+    """Asked "where do I work?", which shares no word with "My new employer is Ardent Foods, quality lead", the
     user's own statements that tell the topic asked about are searched for too; the later one comes first."""
 
     send = _tell(
@@ -250,7 +250,7 @@ def test_a_later_statement_telling_the_topic_asked_about_is_found_and_comes_abov
         [
             ("2024-01-08", "I'm a pharmacist at Northgate Hospital, mostly night shifts.", "Night shifts are hard."),
             ("2024-02-20", "We finally got the keys to the flat by the river.", "Congratulations!"),
-            ("2024-03-15", "Ardent Foods hired me as a quality lead, so no more night shifts.", "Good for you!"),
+            ("2024-03-15", "My new employer is Ardent Foods, quality lead, so no more night shifts.", "Good for you!"),
         ],
     )
 
