@@ -1,6 +1,6 @@
 """Services run as child processes for the benchmarks, and the one HTTP client that talks to them.
 
-``served`` starts the web server as ``make run`` does (``manage.py serve --no-worker``: gunicorn)
+``served`` starts the web server as ``make run`` does (``manage.py serve --no-worker``: gunicorn, or with the worker)
 on a database of its own; ``running`` any other command (the worker, chatmemory). ``JsonClient``
 is a keep-alive JSON-over-HTTP connection (``http.client``), with GraphQL on top (``graphql``);
 ``graphql_in_process`` sends GraphQL through Django's test client instead, in this process.
@@ -224,20 +224,22 @@ def wait_for_http(process: subprocess.Popen, port: int, path: str, log: Path, *,
 
 
 @contextmanager
-def served(database: str, api_key: str, log: Path, **env: str) -> Iterator[Server]:
-    """The web server as ``make run`` starts it (without the worker), on ``database``; ready for requests.
+def served(database: str, api_key: str, log: Path, *, worker: bool = False, **env: str) -> Iterator[Server]:
+    """The web server as ``make run`` starts it (without the worker unless ``worker``), on ``database``;
+    ready for requests.
 
     Args:
         database: database name on the server Django is connected to.
         api_key: the raw API key requests carry.
         log: where the server's output goes.
+        worker: start the background worker too, as ``make run`` does.
         env: more environment variables for the service (settings).
 
     Raises:
         RuntimeError: the server exited or did not answer within 120 s.
     """
     port = free_port()
-    command = [sys.executable, "manage.py", "serve", "--no-worker", "--port", str(port)]
+    command = [sys.executable, "manage.py", "serve", *([] if worker else ["--no-worker"]), "--port", str(port)]
     with running(command, log, child_env(database, LOG_LEVEL="WARNING", **env)) as process:
         wait_for_http(process, port, "/graphql/", log)
         server = Server(process=process, port=port, api_key=api_key)

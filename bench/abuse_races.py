@@ -1,0 +1,136 @@
+"""The abuse benchmark's races (``bench.abuse``): forgetting users while the worker works on them, and
+restoring a dump while a client writes.
+
+Both run against a service with its worker (``manage.py serve``) on the benchmark's database.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from bench.abuse_http import Answer, graphql, request
+
+__all__ = ["ADD", "FORGET", "Writer", "forget_race", "restore_tries"]
+
+ADD = """mutation Add($u: String!, $s: String!, $m: [MessageInput!]!) {
+  addMessages(userId: $u, sessionId: $s, messages: $m) { __typename ... on OperationInfo { messages { code } } }
+}"""
+FORGET = """mutation Forget($u: String!) {
+  forgetUser(userId: $u) { __typename ... on OperationInfo { messages { code } } }
+}"""
+
+
+class Writer:
+    """A client adding one message at a time to ``user`` (a new session every ``per_session``), in a thread,
+    until the block ends; ``codes`` counts its answers (``ok``, or the first error code)."""
+
+    def __init__(self, port: int, key: str, user: str, *, per_session: int = 5) -> None:
+        self.port, self.key, self.user, self.per_session = port, key, user, per_session
+        self.codes: Counter[str] = Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Writer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        sent = 0
+        while not self._stop.is_set():
+            message = {
+                "role": "user",
+                "content": f"Note {sent}: I went swimming and cooked ramen.",
+                "externalId": str(sent),
+            }
+            variables = {"u": self.user, "s": f"w{sent // self.per_session}", "m": [message]}
+            self.codes[graphql(self.port, self.key, ADD, variables, timeout=30).code] += 1
+            sent += 1
+
+
+def _failed(answer: Answer, typename: str) -> bool:
+    field = next(iter((answer.body or {}).get("data") or {}), None)
+    data = ((answer.body or {}).get("data") or {}).get(field) if field else None
+    return answer.status != 200 or bool(answer.codes) or not data or data.get("__typename") != typename
+
+
+def forget_race(
+    port: int, key: str, sessions: Sequence[tuple[str, list[dict[str, Any]]]], *, iterations: int
+) -> dict[str, Any]:
+    """``iterations`` times: store the conversation ``sessions`` (``(session id, messages)``, one
+    ``addMessages`` each) for a new user and forget that user at once, while another client keeps the
+    worker busy. Returns the failures, by code, of the forgets and of the stores."""
+    forgets: Counter[str] = Counter()
+    stores: Counter[str] = Counter()
+    with Writer(port, key, "abuse-worker-load") as writer:
+        for i in range(iterations):
+            user = f"forget-{i}"
+            for session_id, messages in sessions:
+                answer = graphql(port, key, ADD, {"u": user, "s": session_id, "m": messages}, timeout=60)
+                if _failed(answer, "AddMessagesResult"):
+                    stores[answer.code] += 1
+            answer = graphql(port, key, FORGET, {"u": user}, timeout=60)
+            if _failed(answer, "ForgetUserResult"):
+                forgets[answer.code] += 1
+    return {"forget_failures": dict(forgets), "store_failures": dict(stores), "writer": dict(writer.codes)}
+
+
+class _Probe:
+    """``GET /readyz`` every 0.2 s in a thread while the block runs: each answer's status and seconds."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.answers: list[Answer] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> _Probe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self.answers.append(request(self.port, "GET", "/readyz", timeout=30))
+
+
+def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int) -> dict[str, Any]:
+    """Run the restore ``command`` ``tries`` times, each while a client writes and a probe asks
+    ``/readyz``. Returns how many succeeded, the first failure's last lines, the slowest ``/readyz``
+    answer and the writer's answers by code."""
+    succeeded, failures, slowest, not_ready, seconds = 0, [], 0.0, 0, []
+    codes: Counter[str] = Counter()
+    for attempt in range(tries):
+        with Writer(port, key, f"restore-writer-{attempt}") as writer, _Probe(port) as probe:
+            time.sleep(1)
+            started = time.monotonic()
+            done = subprocess.run(list(command), capture_output=True, text=True, timeout=600)
+            seconds.append(time.monotonic() - started)
+            time.sleep(1)
+        codes.update(writer.codes)
+        slowest = max([slowest, *(a.seconds for a in probe.answers)])
+        not_ready += sum(a.status == 503 for a in probe.answers)
+        if done.returncode == 0:
+            succeeded += 1
+        else:
+            failures.append(done.stderr.strip().splitlines()[-3:])
+    return {
+        "tries": tries,
+        "succeeded": succeeded,
+        "failures": failures[:3],
+        "restore_seconds_median": round(sorted(seconds)[len(seconds) // 2], 1),
+        "readyz_slowest_seconds": round(slowest, 2),
+        "readyz_503": not_ready,
+        "writer": dict(codes),
+    }
