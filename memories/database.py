@@ -12,24 +12,47 @@
   lookup failed for type"), until the connection is replaced. ``database_reconnect`` replaces every
   connection of this process, and ``retry_after_schema_change`` runs a piece of work once more after
   it; the GraphQL view does the same for a query (``memories.graphql.views``).
+- **Conflicts** (``transient_conflict``): a deadlock or a serialization failure rolled a transaction
+  back; ``retry_transient`` runs it again a few times (the lock order of
+  ``memories.services.user_locks`` keeps deadlocks rare to begin with).
+- **Too long** (``statement_timed_out``): a statement of a process serving requests ran past
+  ``REQUEST_STATEMENT_TIMEOUT_SECONDS`` (``statement_timeout_for_requests``) and was cancelled.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import random
+import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
-__all__ = ["database_reconnect", "database_unavailable", "first_line", "retry_after_schema_change", "schema_changed"]
+__all__ = [
+    "database_reconnect",
+    "database_unavailable",
+    "first_line",
+    "retry_after_schema_change",
+    "retry_transient",
+    "schema_changed",
+    "statement_timed_out",
+    "statement_timeout_for_requests",
+    "transient_conflict",
+]
 
 logger = logging.getLogger(__name__)
 
 # PostgreSQL's messages for a statement planned, or a parameter typed, against a schema since changed
 # (sqlstates 0A000 and XX000, which other errors share: the message tells them apart).
 _SCHEMA_CHANGED = ("cached plan must not change result type", "cache lookup failed for type")
+# A deadlock, a serialization failure: PostgreSQL rolled the transaction back, and it may simply run again.
+_TRANSIENT_STATES = {"40P01", "40001"}
+# How many times ``retry_transient`` runs a transaction at most, and the longest pause before the last run.
+TRANSIENT_ATTEMPTS = 4
+_TRANSIENT_PAUSE_SECONDS = 0.4
 # Server states that mean "no database here now": admin shutdown, crash shutdown, cannot connect now.
 _SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
 
@@ -55,6 +78,62 @@ def database_unavailable(error: BaseException) -> bool:
         return False
     state = getattr(error.__cause__, "sqlstate", None)
     return state is None or state.startswith("08") or state in _SHUTDOWN_STATES
+
+
+def transient_conflict(error: BaseException | None) -> bool:
+    """Whether ``error`` is a deadlock (40P01) or a serialization failure (40001): PostgreSQL rolled the
+    transaction back because of concurrent ones, and running it again may succeed."""
+    return isinstance(error, DatabaseError) and getattr(error.__cause__, "sqlstate", None) in _TRANSIENT_STATES
+
+
+def retry_transient(function: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a function that runs one transaction (put it above ``transaction.atomic``) to run it
+    again, up to ``TRANSIENT_ATTEMPTS`` times in all, after a ``transient_conflict``, each time after a
+    short random pause. Inside a caller's transaction it runs once: that transaction is rolled back
+    whole, and the caller's own retry (if any) must run it again.
+
+    Raises:
+        DatabaseError: the last attempt's error (``DATABASE_CONFLICT`` in the API), or any other at once.
+    """
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(1, TRANSIENT_ATTEMPTS + 1):
+            try:
+                return function(*args, **kwargs)
+            except DatabaseError as error:
+                if not transient_conflict(error) or attempt == TRANSIENT_ATTEMPTS or connection.in_atomic_block:
+                    raise
+                logger.warning(
+                    "%s: %s; running it again (%d of %d)",
+                    function.__qualname__,
+                    first_line(error),
+                    attempt + 1,
+                    TRANSIENT_ATTEMPTS,
+                )
+                time.sleep(random.uniform(0, _TRANSIENT_PAUSE_SECONDS * 2 ** (attempt - TRANSIENT_ATTEMPTS + 1)))
+        raise AssertionError("unreachable")
+
+    return run
+
+
+def statement_timed_out(error: BaseException | None) -> bool:
+    """Whether ``error`` is PostgreSQL cancelling a statement that ran past ``statement_timeout`` (57014)."""
+    return isinstance(error, OperationalError) and getattr(error.__cause__, "sqlstate", None) == "57014"
+
+
+def statement_timeout_for_requests() -> None:
+    """Make every connection this process opens from now on cancel a statement after
+    ``REQUEST_STATEMENT_TIMEOUT_SECONDS`` (PostgreSQL's ``statement_timeout``; 0 leaves it unset).
+
+    For the processes that serve requests (the web process, the MCP server), called before their
+    first connection: the worker and the commands (imports, re-embedding) run longer statements.
+    """
+    milliseconds = round(settings.REQUEST_STATEMENT_TIMEOUT_SECONDS * 1000)
+    if milliseconds <= 0:
+        return
+    options = settings.DATABASES["default"].setdefault("OPTIONS", {})
+    options["options"] = f"{options.get('options', '')} -c statement_timeout={milliseconds}".strip()
 
 
 def schema_changed(error: BaseException) -> bool:

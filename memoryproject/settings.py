@@ -67,6 +67,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # While `manage.py maintenance` runs (a restore), requests are answered 503 MAINTENANCE (memories.maintenance).
+    "memories.maintenance.MaintenanceMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -279,12 +281,25 @@ MAX_MESSAGE_CHARS = _number("MAX_MESSAGE_CHARS", 32000, minimum=1)
 MAX_KNOWLEDGE_CHARS = _number("MAX_KNOWLEDGE_CHARS", 4000, minimum=1)
 MAX_DIARY_CHARS = _number("MAX_DIARY_CHARS", 32000, minimum=1)
 MAX_METADATA_BYTES = _number("MAX_METADATA_BYTES", 16384, minimum=1)
+# Metadata nested deeper than this (objects and lists within each other) is refused.
+MAX_METADATA_DEPTH = _number("MAX_METADATA_DEPTH", 32, minimum=1, maximum=500)
 # A request body larger than this is refused (HTTP 413, PAYLOAD_TOO_LARGE) before it is read
 # whole: 1,000 chat turns of a few hundred characters are well under 1 MiB of JSON.
 MAX_REQUEST_BYTES = _number("MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 MAX_QUERY_DEPTH = _number("MAX_QUERY_DEPTH", 10, minimum=1)
 MAX_ALIASES = _number("MAX_ALIASES", 15, minimum=0)
+# A document of more tokens (names, punctuation, values) is refused before it is parsed whole.
+MAX_QUERY_TOKENS = _number("MAX_QUERY_TOKENS", 5000, minimum=100)
+# The expensive fields (search, context, addMessages and its context, exportUser, deleteHistory,
+# forgetUser) one request may ask for; exportUser at most once (memories.graphql.cost).
+MAX_QUERY_COST = _number("MAX_QUERY_COST", 4, minimum=1)
+# The largest exportUser answered (about, in bytes of its document); `manage.py export_user` writes any size.
+EXPORT_MAX_BYTES = _number("EXPORT_MAX_BYTES", 2 * 1024 * 1024, minimum=1)
+# Seconds a client has to send a request's whole body (memoryproject/asgi.py).
+REQUEST_BODY_TIMEOUT_SECONDS = _number("REQUEST_BODY_TIMEOUT_SECONDS", 20.0, minimum=0.1, cast=float)
+# A statement of the web process (or the MCP server) running longer than this is cancelled (0: never).
+REQUEST_STATEMENT_TIMEOUT_SECONDS = _number("REQUEST_STATEMENT_TIMEOUT_SECONDS", 30.0, minimum=0.0, cast=float)
 # Facts raised from conversations are used at once, not reviewed (default), or wait for a person's approval.
 KNOWLEDGE_CANDIDATES_NEED_APPROVAL = env.bool("KNOWLEDGE_CANDIDATES_NEED_APPROVAL", default=False)
 # A fact within this cosine distance of an existing one of the same user is a duplicate.
@@ -338,6 +353,8 @@ MCP_API_KEY = env.str("MCP_API_KEY", default="")
 # Threads that run requests in each web process (gunicorn's gthread workers, memoryproject/gunicorn.conf.py),
 # and tool calls at once in each MCP server process.
 WEB_THREADS = _number("WEB_THREADS", 10, minimum=1)
+# A web process whose resident memory passes this (MiB) is replaced once its request is answered (0: never).
+WEB_MAX_RSS_MB = _number("WEB_MAX_RSS_MB", 1536, minimum=0)
 # manage.py serve starts a process (or the embedded PostgreSQL) that stops again, at most this many
 # times in 10 minutes; once more, and it stops everything and exits with an error.
 SERVE_MAX_RESTARTS = _number("SERVE_MAX_RESTARTS", 5, minimum=0)
