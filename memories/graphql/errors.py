@@ -21,12 +21,17 @@ code:
   migration): ``DATABASE_UNAVAILABLE`` (``memories.database``; the view answers HTTP 503 when
   nothing else could be answered, and runs a query once more after a schema change);
 - ``ReembeddingNeeded``: ``REEMBEDDING_NEEDED`` (stored vectors are from another model);
+- ``ExportTooLarge``: ``EXPORT_TOO_LARGE`` (an ``exportUser`` over ``EXPORT_MAX_BYTES``);
+- a statement cancelled after ``REQUEST_STATEMENT_TIMEOUT_SECONDS``: ``STATEMENT_TIMEOUT``;
+- a deadlock or serialization failure the services' retries did not get past:
+  ``DATABASE_CONFLICT`` (``memories.database.retry_transient``);
 - anything else: ``Unexpected error.`` with ``INTERNAL_ERROR``, logged, never shown.
 
 - a document that does not parse: ``GRAPHQL_PARSE_FAILED``; one that does not validate against
   the schema (an unknown field, a literal not of its type such as an inline
   ``createdAt: "2024-02-30"``, a document nested past the depth limit):
-  ``GRAPHQL_VALIDATION_FAILED``; both with GraphQL's message (Apollo Server's codes).
+  ``GRAPHQL_VALIDATION_FAILED``; both with GraphQL's message (Apollo Server's codes); one over
+  ``MAX_QUERY_TOKENS`` or the cost limit (``memories.graphql.cost``): ``QUERY_TOO_COMPLEX``.
 
 Client errors are logged at INFO as one line per request, without a traceback, however many the
 document causes (a client cannot flood the log with them: the first few, and how many); a database
@@ -40,16 +45,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied, ValidationError
 from django.db import DataError
 from graphql.error import GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import MaskErrors
 from strawberry.utils.str_converters import to_camel_case
 
-from memories.database import database_unavailable, first_line, schema_changed
+from memories.database import (
+    database_unavailable,
+    first_line,
+    schema_changed,
+    statement_timed_out,
+    transient_conflict,
+)
+from memories.graphql.cost import QUERY_TOO_COMPLEX
 from memories.http import DATABASE_UNAVAILABLE_MESSAGE
 from memories.llm import ModelBackendError
 from memories.search import ReembeddingNeeded
+from memories.services.user_export import ExportTooLarge
 
 __all__ = ["SCHEMA_CHANGED", "ApiValidationError", "StableErrors", "api_name", "api_validation_error"]
 
@@ -117,13 +131,9 @@ class StableErrors(MaskErrors):
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         original = error.original_error
         if original is None and not error.path:
-            # The document itself: it did not parse, or did not validate against the schema.
-            parse_failed = isinstance(error, GraphQLSyntaxError)
-            message, code = (
-                _shortened(error.message),
-                "GRAPHQL_PARSE_FAILED" if parse_failed else "GRAPHQL_VALIDATION_FAILED",
-            )
-        elif isinstance(original, ModelBackendError | ReembeddingNeeded):
+            # The document itself: it did not parse, or did not validate against the schema, or is over a limit.
+            message, code = _document_error(error)
+        elif isinstance(original, ModelBackendError | ReembeddingNeeded | ExportTooLarge):
             message, code = str(original), original.code
         elif isinstance(original, PermissionDenied):
             message, code = str(original) or "Not allowed.", "FORBIDDEN"
@@ -136,6 +146,10 @@ class StableErrors(MaskErrors):
                 setattr(request, SCHEMA_CHANGED, True)
             logger.warning("GraphQL database fault at %s: %s", error.path or "-", first_line(original))
             message, code = DATABASE_UNAVAILABLE_MESSAGE, "DATABASE_UNAVAILABLE"
+        elif statement_timed_out(original):
+            message, code = _STATEMENT_TIMEOUT, "STATEMENT_TIMEOUT"
+        elif transient_conflict(original):
+            message, code = _CONFLICT, "DATABASE_CONFLICT"
         elif _unstorable_text(original):
             message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
         elif isinstance(original, RecursionError):
@@ -148,7 +162,7 @@ class StableErrors(MaskErrors):
         else:
             logger.error("GraphQL resolver failed", exc_info=original)
             message, code = self.error_message, "INTERNAL_ERROR"
-        if code not in {"INTERNAL_ERROR", "DATABASE_UNAVAILABLE"}:
+        if code not in {"INTERNAL_ERROR", "DATABASE_UNAVAILABLE", "DATABASE_CONFLICT", "STATEMENT_TIMEOUT"}:
             # A client's text may hold lone surrogates, which no log handler can encode: escaped.
             printable = message.encode("utf-8", "backslashreplace").decode("utf-8")
             self._client_errors.append(f"{code} at {error.path or '-'}: {printable}")
@@ -160,6 +174,31 @@ class StableErrors(MaskErrors):
             path=error.path,
             extensions={"code": code},
         )
+
+
+_STATEMENT_TIMEOUT = (
+    "A database statement ran past REQUEST_STATEMENT_TIMEOUT_SECONDS and was cancelled: ask for less "
+    "(fewer users, a date window, a smaller page) or retry later."
+)
+_CONFLICT = "The database could not order this change after concurrent ones, even after retrying: retry it."
+
+
+def _document_error(error: GraphQLError) -> tuple[str, str]:
+    """The message and code of an error about the document itself: its limits' own code
+    (``QUERY_TOO_COMPLEX``: tokens, cost), else Apollo Server's codes for parsing and validation."""
+    if isinstance(error, GraphQLSyntaxError):
+        if _TOO_MANY_TOKENS in error.message:
+            return (
+                f"The document has more than {settings.MAX_QUERY_TOKENS} tokens (MAX_QUERY_TOKENS): send values "
+                "as variables, and fewer fields per request.",
+                QUERY_TOO_COMPLEX,
+            )
+        return _shortened(error.message), "GRAPHQL_PARSE_FAILED"
+    return _shortened(error.message), (error.extensions or {}).get("code") or "GRAPHQL_VALIDATION_FAILED"
+
+
+# graphql-core's message for a document over ``max_tokens``.
+_TOO_MANY_TOKENS = "tokens. Parsing aborted."
 
 
 _UNSTORABLE_TEXT = (

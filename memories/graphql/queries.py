@@ -20,7 +20,7 @@ from memories.backlog import backlog_get
 from memories.graphql.enums import Order
 from memories.graphql.fields import mutation
 from memories.graphql.inputs import ContextInput, SearchInput
-from memories.graphql.permissions import InUserScope
+from memories.graphql.permissions import InUserScope, scope_of
 from memories.graphql.search_types import ContextType, HitType, SearchResultType, UsageType
 from memories.graphql.types import (
     BacklogType,
@@ -154,8 +154,9 @@ class Query:
         "summaries, knowledge with its history, diaries and entities, without vectors. For a large user, "
         "`manage.py export_user` streams the same document to a file; `manage.py import_user` reads it back.",
     )
-    def export_user(self, user_id: str) -> JSON:
-        return export_document(user_external_id=user_id)
+    def export_user(self, info: strawberry.Info, user_id: str) -> JSON:
+        scope = scope_of(info)
+        return export_document(user_external_id=user_id, own_key=None if scope.all_users else scope.actor)
 
     # Queries declared with strawberry-django's mutation field: it returns bad input as an OperationInfo member.
     @mutation(

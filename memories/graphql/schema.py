@@ -15,12 +15,14 @@ from graphql.error import GraphQLSyntaxError
 from strawberry.extensions import (
     AddValidationRules,
     MaxAliasesLimiter,
+    MaxTokensLimiter,
     ParserCache,
     QueryDepthLimiter,
     ValidationCache,
 )
 from strawberry_django.optimizer import DjangoOptimizerExtension
 
+from memories.graphql.cost import cost_limit_rule
 from memories.graphql.errors import StableErrors
 from memories.graphql.mutations import Mutation
 from memories.graphql.queries import Query
@@ -30,8 +32,8 @@ __all__ = ["schema"]
 
 
 @lru_cache(maxsize=8)
-def _limit_rules(max_depth: int, max_aliases: int) -> list:
-    """The depth and alias limits' validation rules, made once per pair of limits.
+def _limit_rules(max_depth: int, max_aliases: int, max_cost: int) -> list:
+    """The depth, alias and cost limits' validation rules, made once per set of limits.
 
     Each limiter makes a new rule class; made per request, they would never match the
     validation cache's key (the document and its rules).
@@ -39,6 +41,7 @@ def _limit_rules(max_depth: int, max_aliases: int) -> list:
     return [
         *QueryDepthLimiter(max_depth=max_depth).validation_rules,
         *MaxAliasesLimiter(max_alias_count=max_aliases).validation_rules,
+        cost_limit_rule(max_cost, max_depth),
     ]
 
 
@@ -64,7 +67,10 @@ schema = strawberry.Schema(
     mutation=Mutation,
     extensions=[
         DjangoOptimizerExtension,
-        lambda: AddValidationRules(_limit_rules(settings.MAX_QUERY_DEPTH, settings.MAX_ALIASES)),
+        lambda: MaxTokensLimiter(settings.MAX_QUERY_TOKENS),
+        lambda: AddValidationRules(
+            _limit_rules(settings.MAX_QUERY_DEPTH, settings.MAX_ALIASES, settings.MAX_QUERY_COST)
+        ),
         lambda: _ParserCache(maxsize=DOCUMENT_CACHE_SIZE),
         lambda: ValidationCache(maxsize=DOCUMENT_CACHE_SIZE),
         StableErrors,

@@ -171,7 +171,7 @@ class MemoryGraphQLView(GraphQLView):
 def _operations(query: str) -> tuple[tuple[str | None, OperationType], ...]:
     """The document's operations as ``(name, type)`` (none when it does not parse: Strawberry reports that)."""
     try:
-        document = parse(query, no_location=True)
+        document = parse(query, no_location=True, max_tokens=settings.MAX_QUERY_TOKENS)
     except (GraphQLError, RecursionError):
         return ()
     return tuple(

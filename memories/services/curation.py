@@ -13,7 +13,10 @@ from memories.kinds import kind_of
 from memories.models import Diary, Knowledge
 from memories.services.jobs import embedding_enqueue
 
-__all__ = ["admin_log_forget", "curated_save", "history_record_actor"]
+__all__ = ["API_KEY_ACTOR", "admin_log_forget", "curated_save", "history_record_actor"]
+
+# How a change reason naming an API key begins (``Scope.actor``: ``"api key <name> (#<id>)"``).
+API_KEY_ACTOR = "api key "
 
 
 @transaction.atomic

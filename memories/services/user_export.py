@@ -10,14 +10,18 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.db.models import Sum
+from django.db.models.functions import Cast, Length
 from django.utils import timezone
 
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
+from memories.services.curation import API_KEY_ACTOR
 from memories.services.user_document import FORMAT, VERSION, date_text, time_text
 from memories.services.validation import user_id_check
 
-__all__ = ["export_counts", "export_document", "export_user"]
+__all__ = ["ANOTHER_API_KEY", "ExportTooLarge", "export_counts", "export_document", "export_size", "export_user"]
 
 Progress = Callable[[str, int], None]
 
@@ -42,7 +46,36 @@ def export_counts(*, user_external_id: str) -> dict[str, int]:
     }
 
 
-def export_user(*, user_external_id: str, out: IO[str], progress: Progress | None = None) -> dict[str, int]:
+# What a fact's history shows, to a caller who may see only their own key's name, of a change another key made.
+ANOTHER_API_KEY = "another API key"
+# The bytes of a document's row around its text (keys, times, ids), by list: for ``export_size``.
+_ROW_BYTES = {"messages": 250, "summaries": 250, "knowledge": 400, "diaries": 150, "sessions": 200}
+
+
+class ExportTooLarge(Exception):
+    """An export too large to build in memory for one request (``EXPORT_MAX_BYTES``); code ``EXPORT_TOO_LARGE``."""
+
+    code = "EXPORT_TOO_LARGE"
+
+
+def export_size(*, user_external_id: str) -> int:
+    """About how many bytes ``export_user`` writes for this user (0 for an unknown user): the stored
+    text of every row, characters counted as bytes, plus ``_ROW_BYTES`` per row. Five aggregate queries."""
+    text = Length(Cast("metadata", models.TextField()))
+    mine = {"user__external_id": user_external_id}
+    counted = {
+        "messages": Message.objects.filter(**mine).aggregate(n=models.Count("pk"), b=Sum(Length("content") + text)),
+        "summaries": Summary.objects.filter(**mine).aggregate(n=models.Count("pk"), b=Sum(Length("content"))),
+        "knowledge": Knowledge.history.filter(**mine).aggregate(n=models.Count("pk"), b=Sum(Length("content"))),
+        "diaries": Diary.objects.filter(**mine).aggregate(n=models.Count("pk"), b=Sum(Length("content") + text)),
+        "sessions": Session.objects.filter(**mine).aggregate(n=models.Count("pk"), b=Sum(Length("external_id"))),
+    }
+    return sum(row["n"] * _ROW_BYTES[name] + (row["b"] or 0) for name, row in counted.items())
+
+
+def export_user(
+    *, user_external_id: str, out: IO[str], progress: Progress | None = None, own_key: str | None = None
+) -> dict[str, int]:
     """Write the user's sessions, messages, summaries, knowledge (with its audit history), diaries
     and entities to ``out`` as one JSON document, one list item per line.
 
@@ -55,6 +88,9 @@ def export_user(*, user_external_id: str, out: IO[str], progress: Progress | Non
         user_external_id: the chatbot's user id.
         out: a text stream (a file, ``sys.stdout``, a ``StringIO``).
         progress: called with a list's name and how many of its rows were just written.
+        own_key: for a caller who may see only its own API key's name (a key scoped to end users: its
+            ``Scope.actor``): a fact's history then names no other key (``ANOTHER_API_KEY``) and no staff
+            member; ``None`` shows them all.
 
     Returns:
         How many rows of each list were written.
@@ -81,22 +117,34 @@ def export_user(*, user_external_id: str, out: IO[str], progress: Progress | Non
         writer.section("messages", _messages(user, message_pks))
         positions = _Positions(message_pks)
         writer.section("summaries", _summaries(user, positions))
-        writer.section("knowledge", _knowledge(user, sessions, positions))
+        writer.section("knowledge", _knowledge(user, sessions, positions, own_key=own_key))
         writer.section("diaries", _diaries(user))
         writer.section("entities", _entities(user, positions))
         writer.end()
         return writer.counts
 
 
-def export_document(*, user_external_id: str) -> dict[str, Any]:
-    """The export of ``export_user`` as one dict, in memory (for the GraphQL ``exportUser``).
+def export_document(*, user_external_id: str, own_key: str | None = None) -> dict[str, Any]:
+    """The export of ``export_user`` as one dict, in memory (for the GraphQL ``exportUser``), for a user
+    whose export is at most ``EXPORT_MAX_BYTES`` (``export_size``): the request holds it whole a few
+    times over (the document, its objects, the response), so a larger one is refused.
 
     Raises:
         EndUser.DoesNotExist: no such user.
         ValidationError: a user id no row could have.
+        ExportTooLarge: the export is over ``EXPORT_MAX_BYTES``; the message names the command that
+            writes it to a file.
     """
+    user_id_check(user_external_id=user_external_id)
+    size = export_size(user_external_id=user_external_id)
+    if size > settings.EXPORT_MAX_BYTES:
+        limit = settings.EXPORT_MAX_BYTES // 1024
+        raise ExportTooLarge(
+            f"This user's export is about {size // 1024} KiB, over EXPORT_MAX_BYTES ({limit} KiB): write it to a "
+            f"file with `manage.py export_user {user_external_id!r} --out FILE` (streamed, any size)."
+        )
     buffer = io.StringIO()
-    export_user(user_external_id=user_external_id, out=buffer)
+    export_user(user_external_id=user_external_id, out=buffer, own_key=own_key)
     return json.loads(buffer.getvalue())
 
 
@@ -287,8 +335,11 @@ _KNOWLEDGE_FIELDS = (
 )
 
 
-def _knowledge(user: EndUser, sessions: dict[int, str], messages: _Positions) -> Iterator[dict[str, Any]]:
-    """Facts by id, each with its source turns and its audit history, oldest change first."""
+def _knowledge(
+    user: EndUser, sessions: dict[int, str], messages: _Positions, *, own_key: str | None
+) -> Iterator[dict[str, Any]]:
+    """Facts by id, each with its source turns and its audit history, oldest change first (who made
+    each change as ``export_user``'s ``own_key`` allows)."""
     mine = Knowledge.objects.filter(user=user).order_by("pk")
     # Facts refer to each other (replaces, superseded_by) forwards too: every position first.
     position = {pk: i for i, pk in enumerate(mine.values_list("pk", flat=True).iterator(chunk_size=CHUNK_SIZE))}
@@ -321,13 +372,20 @@ def _knowledge(user: EndUser, sessions: dict[int, str], messages: _Positions) ->
                 {
                     "at": time_text(change["history_date"]),
                     "type": change["history_type"],
-                    "reason": change["history_change_reason"],
-                    "by": change["history_user__username"],
+                    "reason": _reason(change["history_change_reason"], own_key),
+                    "by": change["history_user__username"] if own_key is None else None,
                     **_fact(change, sessions, position),
                 }
                 for change in history.get(row["pk"], ())
             ]
             yield item
+
+
+def _reason(reason: str | None, own_key: str | None) -> str | None:
+    """A change's reason as a caller limited to ``own_key`` sees it: another API key's name is not shown."""
+    if own_key is None or reason is None or reason == own_key or not reason.startswith(API_KEY_ACTOR):
+        return reason
+    return ANOTHER_API_KEY
 
 
 def _fact(row: dict[str, Any], sessions: dict[int, str], position: dict[int, int]) -> dict[str, Any]:
