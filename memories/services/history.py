@@ -8,11 +8,13 @@ from django.db import transaction
 from django.db.models import Max, Min, Q, QuerySet
 from django.db.models.functions import Coalesce
 
+from memories.database import retry_transient
 from memories.kinds import KINDS, MemoryKind
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 from memories.services.curation import admin_log_forget
 from memories.services.jobs import job_enqueue, jobs_forget
 from memories.services.knowledge import knowledge_revive
+from memories.services.user_locks import user_lock
 from memories.services.validation import user_id_check
 
 __all__ = ["HistoryDeleted", "UserForgotten", "history_delete", "user_forget"]
@@ -31,6 +33,7 @@ class HistoryDeleted:
     resummarized_session_ids: list[str]
 
 
+@retry_transient
 @transaction.atomic
 def history_delete(
     *, user_external_id: str, session_external_id: str | None = None, channel: str | None = None
@@ -55,6 +58,7 @@ def history_delete(
         ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
     user_id_check(user_external_id=user_external_id)
+    user_lock(user_external_id=user_external_id, exclusive=True)
     messages = Message.objects.filter(user__external_id=user_external_id)
     if session_external_id is not None:
         messages = messages.filter(session__external_id=session_external_id)
@@ -137,11 +141,17 @@ class UserForgotten:
     diaries: int
 
 
+@retry_transient
 @transaction.atomic
 def user_forget(*, user_external_id: str) -> UserForgotten:
     """Remove every row of an end user (messages, sessions, summaries, knowledge, diaries), and
     the copies of their text in the facts' audit history, the admin log and the records of the
     tasks that failed on them.
+
+    The user's row is locked first (``memories.services.user_locks``), so the worker's tasks on the
+    user wait for the delete or it for them, never both; a deadlock or serialization failure runs
+    the whole forget again (``retry_transient``). What forgetting leaves on disk, and the command
+    that removes it: docs/operations.md.
 
     Returns:
         The counts (all zero for an unknown user).
@@ -150,7 +160,7 @@ def user_forget(*, user_external_id: str) -> UserForgotten:
         ValidationError: a user id no row could have (a NUL character, longer than the column).
     """
     user_id_check(user_external_id=user_external_id)
-    user = EndUser.objects.filter(external_id=user_external_id).first()
+    user = EndUser.objects.filter(pk=user_lock(user_external_id=user_external_id, exclusive=True)).first()
     if user is None:
         return UserForgotten(messages=0, sessions=0, summaries=0, knowledge=0, diaries=0)
     user_pk = user.pk  # delete() sets it to None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 
 from django.conf import settings
@@ -12,11 +13,13 @@ from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
 from memories.llm import get_chat_model, get_embedder
+from memories.llm.base import FactExtraction
 from memories.metrics import FACTS_LEFT_OUT
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
 from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
+from memories.services.user_locks import user_lock
 from memories.services.validation import field_errors, raise_if, user_id_errors
 
 logger = logging.getLogger(__name__)
@@ -124,6 +127,8 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
         Knowledge.DoesNotExist: no such entry for that owner.
     """
     _check(user_external_id=user_external_id)
+    if user_external_id is not None:  # the owner first, as every delete (memories.services.user_locks)
+        user_lock(user_external_id=user_external_id, exclusive=True)
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     superseded = list(knowledge.supersedes.values_list("pk", flat=True))
     admin_log_forget(rows=Knowledge.objects.filter(pk=knowledge_id))
@@ -190,8 +195,8 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
     chat = get_chat_model()
     # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
     dated = chat.mode == "generated"
-    extraction = chat.extract_facts(
-        messages=[(m.pk, m.dated_text if dated else m.text) for m in messages], known_facts=known
+    extraction = _storable(
+        chat.extract_facts(messages=[(m.pk, m.dated_text if dated else m.text) for m in messages], known_facts=known)
     )
     if extraction.invalid:
         FACTS_LEFT_OUT.inc(extraction.invalid)
@@ -217,6 +222,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
             last_said[key] = max(said_at, last_said.get(key, said_at))
     created: list[Knowledge] = []
     with transaction.atomic():
+        # The user first, as every writer (memories.services.user_locks); forgotten meanwhile: nothing to store.
+        if user_lock(user_pk=session.user_id) is None:
+            return []
         for fact, vector, said_at in zip(extraction.facts, vectors, cited, strict=True):
             # A fact this session raised before counts whatever became of it (rejected, superseded): summarising
             # the session again must not raise it again, unless the session says it again later. Said again in
@@ -257,6 +265,13 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
         # The turns name entities even when they raise no fact ("My friend Sarah works at Google").
         entities_record(user=session.user, messages=messages, knowledge=created, facts=extraction.facts)
     return created
+
+
+def _storable(extraction: FactExtraction) -> FactExtraction:
+    """``extraction`` without the facts ``Knowledge.content`` refuses (over ``MAX_KNOWLEDGE_CHARS``, a
+    NUL character, ...), counted with the invalid ones: the worker stores only what the API would."""
+    kept = [fact for fact in extraction.facts if not field_errors(Knowledge, "content", fact.text.strip())]
+    return replace(extraction, facts=kept, invalid=extraction.invalid + len(extraction.facts) - len(kept))
 
 
 def _is_duplicate(queryset: QuerySet[Knowledge], vector: list[float]) -> bool:

@@ -15,9 +15,11 @@ from django.db.models import GeneratedField, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from memories.database import retry_transient
 from memories.kinds import MemoryKind
 from memories.models import EndUser, Message, Session, Summary
 from memories.services.jobs import embedding_enqueue, job_enqueue
+from memories.services.user_locks import user_lock
 from memories.services.validation import field_errors, raise_if, user_id_errors
 
 __all__ = ["MessageIn", "MessagesAdded", "messages_add"]
@@ -93,6 +95,7 @@ def _validate(*, user_external_id: str, session_external_id: str, channel: str, 
     )
 
 
+@retry_transient
 @transaction.atomic
 def messages_add(
     *, user_external_id: str, session_external_id: str, channel: str = "", messages: Sequence[MessageIn]
@@ -120,7 +123,7 @@ def messages_add(
     _validate(
         user_external_id=user_external_id, session_external_id=session_external_id, channel=channel, messages=messages
     )
-    user, user_created = EndUser.objects.get_or_create(external_id=user_external_id)
+    user, user_created = _locked_user(user_external_id)
     session, session_created = Session.objects.select_for_update().get_or_create(
         user=user, external_id=session_external_id, defaults={"channel": channel}
     )
@@ -173,6 +176,20 @@ def messages_add(
             if previous is not None:
                 job_enqueue(func="memories.tasks.summarize_session", args=(previous,))
     return MessagesAdded(session=session, messages=created, skipped=len(messages) - len(created))
+
+
+def _locked_user(external_id: str) -> tuple[EndUser, bool]:
+    """The end user (created if new) with its row locked as a writer's (``memories.services.user_locks``),
+    and whether it was created. A user forgotten while this waited for the lock is created anew.
+
+    Raises:
+        ValidationError: the user was forgotten again and again while this waited (nothing is stored).
+    """
+    for _ in range(3):
+        user, created = EndUser.objects.get_or_create(external_id=external_id)
+        if user_lock(user_pk=user.pk) is not None:
+            return user, created
+    raise ValidationError({"user_external_id": ["was forgotten while these messages were stored: send them again."]})
 
 
 def _rolling_summary_due(session: Session, *, added: int) -> bool:

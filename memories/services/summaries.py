@@ -15,6 +15,7 @@ from memories.llm import get_chat_model, get_embedder
 from memories.models import Session, Summary
 from memories.selectors import session_list_behind_summary
 from memories.services.jobs import job_enqueue
+from memories.services.user_locks import user_lock
 from memories.services.validation import user_id_check
 
 __all__ = [
@@ -39,7 +40,7 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
         force: write a new summary even when the current one is up to date.
 
     Returns:
-        The summary, or ``None`` when the session no longer exists or has no messages
+        The summary, or ``None`` when the session (or its user) no longer exists or has no messages
         (any old summary of an emptied session is deleted).
 
     Raises:
@@ -65,6 +66,9 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
     embedder = get_embedder()
     vector = embedder.embed([completion.text]).vectors[0]
     with transaction.atomic():
+        # The user first, as every writer (memories.services.user_locks); forgotten meanwhile: nothing to write.
+        if user_lock(user_pk=session.user_id) is None:
+            return None
         # A message deleted while the model was writing: write nothing (its words must not come
         # back; the delete queues a new summary). Messages added meanwhile are left for the next one.
         Session.objects.select_for_update().filter(pk=session.pk).first()

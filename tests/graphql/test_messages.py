@@ -126,8 +126,9 @@ def test_same_session_id_of_two_users_never_mixes(add_messages, gql):
 @pytest.mark.parametrize("rows", [3, 30])
 def test_history_query_count_does_not_grow_with_rows(rows, add_messages, gql, django_assert_num_queries):
     add_messages("alice", "s1", [{"role": "user", "content": f"message {i}"} for i in range(rows)])
-    # One query authenticates the key (with its users), one loads the page (session joined).
-    with django_assert_num_queries(2):
+    # Two hold maintenance off while the request runs (memories.maintenance), one authenticates the key
+    # (with its users), one loads the page (session joined).
+    with django_assert_num_queries(4):
         body = gql(HISTORY, {"userId": "alice"})
     assert len(body["data"]["history"]["results"]) == rows
 
@@ -201,17 +202,17 @@ def test_add_messages_query_count(django_assert_num_queries):
             messages=[MessageIn(role="user", content=f"message {i}") for i in range(n)],
         )
 
-    # In the test's transaction: savepoint and release around it; the end user and the session
-    # (select, savepoint, insert, release each); the messages in one insert; the session's
-    # times; whether the session is due a rolling summary. A new user has no previous session to look for.
-    with django_assert_num_queries(13):
+    # In the test's transaction: savepoint and release around it; the end user (select, savepoint,
+    # insert, release) and its row lock; the session (the same four); the messages in one insert; the
+    # session's times; whether the session is due a rolling summary. A new user has no previous session.
+    with django_assert_num_queries(14):
         add("alice", "s1", 100)
-    # A known user's new session: the user in one select, the session as above, the insert,
-    # the times, the rolling-summary check, and the user's previous session (to summarise).
-    with django_assert_num_queries(11):
+    # A known user's new session: the user in one select and its lock, the session as above, the
+    # insert, the times, the rolling-summary check, and the user's previous session (to summarise).
+    with django_assert_num_queries(12):
         add("alice", "s2", 1)
     # More messages in that session.
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(8):
         add("alice", "s2", 10)
 
 

@@ -1,0 +1,55 @@
+"""The order in which writers lock an end user's rows, one for every writer, so that a delete never
+deadlocks with the worker or with ``addMessages``.
+
+Every transaction that writes rows of an end user takes that user's row lock first, before any
+other row of theirs:
+
+1. **The end user's row** (``user_lock``): ``FOR UPDATE`` (``exclusive``) by what deletes a user's
+   rows (``forgetUser``, ``deleteHistory``, ``deleteKnowledge``, ``deleteAllKnowledge``, and the
+   admin's deletes, which call the same services); ``FOR KEY SHARE`` by what adds rows derived from
+   their conversations (``addMessages``, the worker's summaries, facts and entities). Those share
+   it, so they never wait for each other here; a delete waits for them to commit, and they for it.
+2. Then, as each needs them: the user's sessions (``FOR UPDATE``), their messages, and the rows
+   derived from them (summaries, knowledge, entities).
+
+A writer that finds the user gone once it holds the lock (forgotten meanwhile) writes nothing: a
+task ends quietly, ``addMessages`` creates the user anew. The worker's embedding claims message
+rows alone (``FOR UPDATE SKIP LOCKED``) and waits for no other lock while it holds them, so it
+needs no user lock. What is left is retried (``memories.database.retry_transient``).
+"""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.db.transaction import TransactionManagementError
+
+__all__ = ["user_lock"]
+
+_BY_PK = "SELECT id FROM memories_enduser WHERE id = %s FOR {mode}"
+_BY_EXTERNAL_ID = "SELECT id FROM memories_enduser WHERE external_id = %s FOR {mode}"
+
+
+def user_lock(
+    *, user_pk: int | None = None, user_external_id: str | None = None, exclusive: bool = False
+) -> int | None:
+    """Lock an end user's row (by primary key or external id) until the current transaction ends
+    (see the module's docstring).
+
+    Args:
+        user_pk: the ``EndUser``'s primary key, or
+        user_external_id: its external id.
+        exclusive: ``FOR UPDATE`` (a delete), else ``FOR KEY SHARE`` (a writer that adds rows).
+
+    Returns:
+        The user's primary key, or ``None`` when there is no such user (deleted before the lock was granted).
+
+    Raises:
+        TransactionManagementError: called outside a transaction (the lock would end at once).
+    """
+    if not connection.in_atomic_block:
+        raise TransactionManagementError("user_lock needs a transaction: the lock lasts until it ends.")
+    statement, key = (_BY_PK, user_pk) if user_pk is not None else (_BY_EXTERNAL_ID, user_external_id)
+    with connection.cursor() as cursor:
+        cursor.execute(statement.format(mode="UPDATE" if exclusive else "KEY SHARE"), [key])
+        row = cursor.fetchone()
+    return row[0] if row else None
