@@ -1,7 +1,8 @@
 """Health checks for load balancers and orchestrators: ``/healthz`` (alive) and ``/readyz`` (able to serve).
 
 ``/readyz`` answers within about a second, HTTP 503 only when this process cannot serve: the
-database does not answer (or a restore holds its tables), a migration is not applied, a statement
+database does not answer (or a restore holds its tables), maintenance is on (``manage.py
+maintenance``: then it checks nothing else), a migration is not applied, a statement
 like a search's fails on this process's connections (after replacing them once: a schema changed
 under it, ``memories.database``), or its embedding model cannot embed a text (it failed to load).
 The worker (no worker process connected to the database, or its sweep overdue), the embedding
@@ -31,6 +32,7 @@ from pgvector.psycopg import register_vector
 
 from memories.backlog import backlog_messages_count
 from memories.database import first_line, retry_after_schema_change
+from memories.maintenance import maintenance_active
 from memories.services.schedules import SWEEP_NAME
 from memoryproject import WORKER_APPLICATION_NAME
 from memoryproject.postgresql.base import patience
@@ -58,7 +60,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
 
 
 # Checks whose failure means this process cannot serve requests; the others are informational.
-REQUIRED = ("database", "migrations", "search", "embedding_backend")
+REQUIRED = ("database", "maintenance", "migrations", "search", "embedding_backend")
 
 
 def readiness() -> dict[str, object]:
@@ -74,6 +76,9 @@ def readiness() -> dict[str, object]:
     """
     checks: dict[str, dict[str, object]] = {"database": _checked(_database)}
     if checks["database"]["ok"]:
+        checks["maintenance"] = _checked(_maintenance)
+        if not checks["maintenance"]["ok"]:  # a restore may hold every table: touch none
+            return {"status": "not ready", "failed": ["maintenance"], "degraded": [], "checks": checks}
         checks["migrations"] = _checked(_migrations)
     if checks.get("migrations", {}).get("ok"):  # the other checks read tables a migration makes
         checks["search"] = _checked(retry_after_schema_change(_search))
@@ -106,6 +111,12 @@ def _database() -> dict[str, object]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return {"ok": True}
+
+
+def _maintenance() -> dict[str, object]:
+    with _time_limited():
+        on = maintenance_active()
+    return {"ok": not on, **({"error": "maintenance is on (manage.py maintenance)"} if on else {})}
 
 
 def _migrations() -> dict[str, object]:

@@ -5,7 +5,9 @@ messages are already stored by then, and the sweep picks up whatever is still mi
 summaries, rows without a vector, and failed fact extractions (``EXTRACTION_SWEEP_ROUNDS`` more
 times, after which the failed task stays listed in the admin's "Failed tasks"). A task that fails
 on a schema changed under the worker (a restore, a migration) runs again at once on new
-connections (``retry_after_schema_change``): every task is safe to run twice.
+connections (``retry_after_schema_change``): every task is safe to run twice. While maintenance
+is on (``manage.py maintenance``, a restore) a task waits for it to end before it starts
+(``guarded_task``); a task on a user forgotten meanwhile ends quietly.
 """
 
 from __future__ import annotations
@@ -18,18 +20,27 @@ from django_q.tasks import async_task
 
 from memories.database import retry_after_schema_change
 from memories.kinds import KINDS, MemoryKind
+from memories.maintenance import guarded_task
 from memories.services.embeddings import embeddings_fill, embeddings_pending, messages_embed_claimed
-from memories.services.jobs import job_record_success, jobs_requeue_failed
+from memories.services.jobs import job_record_failure, job_record_success, jobs_requeue_failed
 from memories.services.knowledge import knowledge_extract
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
-__all__ = ["embed_rows", "extract_knowledge", "record_success_after_failure", "summarize_session", "sweep"]
+__all__ = [
+    "embed_rows",
+    "extract_knowledge",
+    "record_failure",
+    "record_success_after_failure",
+    "summarize_session",
+    "sweep",
+]
 
 _SWEEP_EMBED_LIMIT = 5000
 # A session's failed fact extraction is queued again by at most this many sweeps.
 EXTRACTION_SWEEP_ROUNDS = 3
 
 
+@guarded_task
 @retry_after_schema_change
 def embed_rows(kind: str, ids: list[int]) -> int:
     """Embed the rows of ``kind`` with these ids that still need it. Returns how many were embedded.
@@ -44,6 +55,7 @@ def embed_rows(kind: str, ids: list[int]) -> int:
     return embeddings_fill(kind=kind, ids=ids)
 
 
+@guarded_task
 @retry_after_schema_change
 def summarize_session(session_id: int, force: bool = False) -> int | None:
     """Summarise one session if its summary is missing or behind (or ``force``). Returns the summary id."""
@@ -51,6 +63,7 @@ def summarize_session(session_id: int, force: bool = False) -> int | None:
     return summary.pk if summary else None
 
 
+@guarded_task
 @retry_after_schema_change
 def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
     """Raise facts from a just-summarised session into knowledge (candidates). Returns how many.
@@ -61,6 +74,7 @@ def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
     return len(knowledge_extract(session_id=session_id))
 
 
+@guarded_task
 @retry_after_schema_change
 def sweep() -> dict[str, int]:
     """Periodic: queue summaries of idle, stale sessions, embeddings a failed task left out, and
@@ -87,3 +101,10 @@ def record_success_after_failure(sender: object, task: dict, **kwargs: object) -
     that succeeds after a failed attempt is recorded as a success (``job_record_success``)."""
     if task.get("success"):
         job_record_success(task_id=task["id"], result=task.get("result"), stopped=task.get("stopped"))
+
+
+def record_failure(sender: object, task: dict, **kwargs: object) -> None:
+    """django-q2's ``post_execute`` receiver (connected in ``MemoriesConfig.ready``): a failed task is
+    always listed among the failed tasks, even when django-q2 could not save it (``job_record_failure``)."""
+    if not task.get("success"):
+        job_record_failure(task=task)

@@ -24,6 +24,7 @@ from strawberry.django.views import TemporalHttpResponse
 
 from memories.graphql.permissions import Scope
 from memories.graphql.schema import schema
+from memories.maintenance import MAINTENANCE_MESSAGE, maintenance_guard
 
 __all__ = ["error_result", "execute", "run_operation", "tool_result"]
 
@@ -38,15 +39,20 @@ def run_operation(
     One request's worth of work on this thread's database connection, opened and released as
     Django does around a request.
 
+    While maintenance is on (``memories.maintenance``) it answers ``MAINTENANCE`` without touching a table.
+
     Args:
         caller: the caller's scope (``None``: no valid API key, answered with ``UNAUTHENTICATED``).
     """
     close_old_connections()  # Django's request_started
     try:
-        scope = caller()
-        if scope is None:
-            return error_result([{"code": "UNAUTHENTICATED", "message": _UNAUTHENTICATED}])
-        return tool_result(execute(document, variables, scope=scope), field)
+        with maintenance_guard() as allowed:  # as the web process's MaintenanceMiddleware
+            if not allowed:
+                return error_result([{"code": "MAINTENANCE", "message": MAINTENANCE_MESSAGE}])
+            scope = caller()
+            if scope is None:
+                return error_result([{"code": "UNAUTHENTICATED", "message": _UNAUTHENTICATED}])
+            return tool_result(execute(document, variables, scope=scope), field)
     finally:
         close_old_connections()  # request_finished: the connection goes back to the pool, or is closed
 

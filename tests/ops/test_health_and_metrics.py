@@ -48,6 +48,7 @@ def test_readyz_is_ready_when_every_check_passes(client, worker_connected):
     assert (body["status"], body["failed"], body["degraded"]) == ("ready", [], [])
     assert set(body["checks"]) == {
         "database",
+        "maintenance",
         "migrations",
         "search",
         "worker",
