@@ -73,11 +73,15 @@ def locomo_sessions(path: Path, *, report: LocomoReport | None = None) -> Iterat
     date, a sample without ``sample_id`` or ``conversation.speaker_a``.
 
     Raises:
-        ValueError: the file is not JSON or not a JSON list (the message says which).
+        ValueError: the file is not JSON, is nested past Python's recursion limit, or is not a JSON
+            list (the message says which).
         OSError: the file cannot be read.
     """
     report = report if report is not None else LocomoReport()
-    samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        samples = json.loads(Path(path).read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ValueError("The file's JSON is nested too deeply to be a LoCoMo file.") from None
     if not isinstance(samples, list):
         raise ValueError("A LoCoMo file is a JSON list of samples.")
     for index, sample in enumerate(samples):

@@ -129,12 +129,20 @@ def validate_aware_moment(value: datetime | None) -> None:
 def validate_storable_json(value: object) -> None:
     """Refuse a JSON value PostgreSQL's ``jsonb`` cannot store as a metadata object.
 
-    It must be an object of at most ``MAX_METADATA_BYTES`` as JSON, hold no number JSON has no
-    notation for (NaN, Infinity, and a number past a double's range such as ``1e999``, which Python
-    reads as Infinity), and no NUL character or lone surrogate in any key or string.
+    It must be an object nested at most ``MAX_METADATA_DEPTH`` deep (checked first, without
+    recursion: a value of any depth is refused, never a ``RecursionError``), of at most
+    ``MAX_METADATA_BYTES`` as JSON, hold no number JSON has no notation for (NaN, Infinity, and a
+    number past a double's range such as ``1e999``, which Python reads as Infinity), and no NUL
+    character or lone surrogate in any key or string.
     """
     if not isinstance(value, dict):
         raise ValidationError("must be a JSON object.", code="not_object")
+    if _deeper_than(value, settings.MAX_METADATA_DEPTH):
+        raise ValidationError(
+            "is nested deeper than %(limit)d levels (MAX_METADATA_DEPTH).",
+            code="too_deep",
+            params={"limit": settings.MAX_METADATA_DEPTH},
+        )
     try:
         as_json = json.dumps(value, allow_nan=False)
     except ValueError:
@@ -156,6 +164,21 @@ def validate_storable_json(value: object) -> None:
         raise ValidationError(
             "must not contain a lone surrogate (U+D800-U+DFFF) in any key or string.", code="surrogate"
         )
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether objects and lists nest in ``value`` more than ``limit`` levels (``{}`` is one), found
+    with a stack of its own rather than recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _holds(value: object, needle: str | re.Pattern) -> bool:

@@ -16,7 +16,7 @@ from memories.llm import Usage
 from memories.metrics import SEARCH_STAGE_SECONDS
 from memories.models import EndUser, Message, Role, Session
 from memories.search.excerpts import fit_to_budget
-from memories.search.hits import Hit, Turn
+from memories.search.hits import Hit, Turn, bounded
 from memories.search.order import in_prompt_order
 from memories.search.prompt import TOKENIZER, count_tokens, render_prompt
 from memories.search.retrieval import embed_query, relevant, retrieve
@@ -94,7 +94,9 @@ def context(
         said = Message.objects.filter(
             session__user__external_id=user_external_id, session__external_id=session_external_id
         )
-        recent = list(said.only("session", "user", *Turn.COLUMNS).order_by("-created_at", "-id")[:window_turns])
+        recent = bounded(
+            list(said.only("session", "user", *Turn.COLUMNS).order_by("-created_at", "-id")[:window_turns])
+        )
         user_pk, session_pk = _owner(recent, user_external_id=user_external_id, session_external_id=session_external_id)
         # An end user with no rows yet has no memory of their own, but shared knowledge applies to them.
         wanted = (user_pk is not None or include_shared) and max_tokens > 0
@@ -106,7 +108,7 @@ def context(
             asked = turns.filter(pk=query_message_id) if query_message_id is not None else turns.filter(role=Role.USER)
             latest = asked.order_by("-created_at", "-id").first()
             if latest is not None:
-                query = latest.content
+                query = latest.content[: settings.MAX_MESSAGE_CHARS]
                 excluded.add(latest.pk)
         if wanted and query and query.strip():
             # The model embeds the query while the database ranks by words and entities.

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, time
 from typing import ClassVar
 
+from django.conf import settings
 from pgvector.django import CosineDistance
 
 from memories.kinds import KINDS, MemoryKind
@@ -14,7 +15,7 @@ from memories.models import DialogueAct, Diary, Knowledge, Message, Summary
 from memories.search.candidates import Candidate, Ranked
 from memories.search.retrievers import Neighbours
 
-__all__ = ["Hit", "Turn", "load_hits"]
+__all__ = ["Hit", "Turn", "bounded", "load_hits"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,14 @@ def _shortened(text: str) -> str:
     return text if len(text) <= _CITED_CHARS else text[: _CITED_CHARS - 1].rsplit(" ", 1)[0] + "\u2026"
 
 
+def bounded(messages: list[Message]) -> list[Message]:
+    """``messages``, each with at most ``MAX_MESSAGE_CHARS`` characters of content: what a search or a
+    context reads of a turn, whatever is stored (a row written before the limit, or around the API)."""
+    for message in messages:
+        message.content = message.content[: settings.MAX_MESSAGE_CHARS]
+    return messages
+
+
 def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else "undated"
 
@@ -157,10 +166,14 @@ def load_hits(
     messages = {
         m.pk: m
         # Only the columns a hit shows: the vector and full-text columns are large and unused here.
-        for m in Message.objects.filter(pk__in=set(message_ids) | turn_ids)
-        .select_related("session", "user")
-        .only(*_SHOWN)
-        .annotate(distance=CosineDistance("embedding", vector))
+        for m in bounded(
+            list(
+                Message.objects.filter(pk__in=set(message_ids) | turn_ids)
+                .select_related("session", "user")
+                .only(*_SHOWN)
+                .annotate(distance=CosineDistance("embedding", vector))
+            )
+        )
     }
     related = {
         MemoryKind.SUMMARY: ("session", "user"),

@@ -157,7 +157,8 @@ def excerpts(*, message_ids: Sequence[int], query: str, words: int, fragments: i
         f'StartSel="", StopSel="", MaxWords={max(words, 6)}, MinWords={max(words // 2, 3)}, '
         f'MaxFragments={fragments}, FragmentDelimiter=" \u2026 "'
     )
-    rows = _fetch(_statement("excerpts.sql"), {"ids": list(message_ids), "query": query, "options": options}, Message)
+    params = {"ids": list(message_ids), "query": query, "options": options, "max_chars": settings.MAX_MESSAGE_CHARS}
+    rows = _fetch(_statement("excerpts.sql"), params, Message)
     return dict(rows)
 
 

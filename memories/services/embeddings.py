@@ -60,7 +60,8 @@ def embedding_parts(row: models.Model, *, subjects: Sequence[str] | None = None)
         return [first_person(row.embedding_text, subjects=subjects or user_subjects(user_pk=row.user_id))]
     if not isinstance(row, Message):
         return [row.embedding_text]
-    content = row.content.strip()
+    # At most MAX_MESSAGE_CHARS of it, whatever is stored (a row written before the limit, or around the API).
+    content = row.content[: settings.MAX_MESSAGE_CHARS].strip()
     if len(content) > _MAX_SPLIT_CHARS:
         sentences = _runs(content.split(), MAX_SENTENCE_PARTS)
     else:
@@ -70,7 +71,7 @@ def embedding_parts(row: models.Model, *, subjects: Sequence[str] | None = None)
     if sentences == [content]:
         sentences = []  # one sentence: the whole text already says it
     said_by = f"{row.speaker}: " if row.named_speaker else ""
-    parts = [row.embedding_text] + [f"{said_by}{sentence}" for sentence in sentences]
+    parts = [row.embedding_text[: settings.MAX_MESSAGE_CHARS]] + [f"{said_by}{sentence}" for sentence in sentences]
     if caption := (row.metadata or {}).get("image_caption"):
         parts.append(f"{row.speaker} shared a photo: {caption}")
     return list(dict.fromkeys(parts))

@@ -58,6 +58,10 @@ class UserImported:
 def import_user(*, stream: IO[bytes], merge: bool = False, user_external_id: str | None = None) -> UserImported:
     """Store the end user an export describes, with all their rows, in one transaction.
 
+    Every value is checked as the API checks it (``memories.validators``: a message's and a fact's
+    length, metadata's size and depth, times with their offset), so an import stores nothing the
+    API would refuse.
+
     The document is read as it streams (``document_read``): memory stays bounded by one chunk of
     items plus the new id of each message and fact (8 bytes each, to resolve references to
     them). Vectors are not in a document: the rows are queued for the worker's embedding task
@@ -229,9 +233,9 @@ class _Import(FactSections):
                     self._session_pk(item, "session"),
                     item.text("external_id", max_length=id_max, null=True) or "",
                     item.choice("role", _ROLES),
-                    item.text("content"),
+                    item.text("content", field=(Message, "content")),
                     item.text("channel", max_length=channel_max),
-                    item.json("metadata", dict),
+                    item.json("metadata", dict, field=(Message, "metadata")),
                     item.time("created_at"),
                     item.time("received_at"),
                     item.choice("dialogue_act", _ACTS),
@@ -295,8 +299,8 @@ class _Import(FactSections):
             diary = Diary(
                 user=self.user,
                 diary_date=parsed_date(item.data.get("date"), path=f"{item.path}.date"),
-                content=item.text("content"),
-                metadata=item.json("metadata", dict),
+                content=item.text("content", field=(Diary, "content")),
+                metadata=item.json("metadata", dict, field=(Diary, "metadata")),
             )
             rows.append((diary, item.time("created_at"), item.time("updated_at")))
         there = set(

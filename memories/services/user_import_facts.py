@@ -66,7 +66,7 @@ class FactSections:
     def _fact(self, item: ImportItem, model: type[models.Model], **fields: Any) -> models.Model:
         return model(
             user=self.user,
-            content=item.text("content"),
+            content=item.text("content", field=(Knowledge, "content")),
             status=item.choice("status", _STATUSES),
             slot=item.text("slot", max_length=Knowledge._meta.get_field("slot").max_length),
             confidence=item.number("confidence", (int, float), null=True),

@@ -7,11 +7,16 @@ from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db import models
 
 from memories.services.user_document import parsed_time
+from memories.services.validation import field_errors
 from memories.validators import TEXT_VALIDATORS
 
-__all__ = ["ImportItem"]
+__all__ = ["ImportItem", "StoredIn"]
+
+# A model and the name of its field that stores a value: the API's rules for that value.
+StoredIn = tuple[type[models.Model], str]
 
 
 class ImportItem:
@@ -25,7 +30,17 @@ class ImportItem:
     def fail(self, key: str, message: str) -> ValidationError:
         return ValidationError({f"{self.path}.{key}": [f"{self.path}.{key}: {message}"]})
 
-    def text(self, key: str, *, max_length: int | None = None, null: bool = False, blank: bool = True) -> str | None:
+    def text(
+        self,
+        key: str,
+        *,
+        max_length: int | None = None,
+        null: bool = False,
+        blank: bool = True,
+        field: StoredIn | None = None,
+    ) -> str | None:
+        """The text at ``key``; with ``field``, checked as that model field checks what the API sends
+        (its length limit, ``MAX_MESSAGE_CHARS`` say, and the rest of its validators)."""
         value = self.data.get(key)
         if value is None and null:
             return None
@@ -35,7 +50,7 @@ class ImportItem:
             raise self.fail(key, "must not be empty.")
         if problems := _text_problems(value, max_length=max_length):
             raise self.fail(key, " ".join(problems))
-        return value
+        return self._stored(key, value, field)
 
     def choice(self, key: str, choices: tuple[str, ...]) -> str:
         value = self.data.get(key)
@@ -46,10 +61,17 @@ class ImportItem:
     def time(self, key: str, *, null: bool = False) -> datetime | None:
         return parsed_time(self.data.get(key), path=f"{self.path}.{key}", null=null)
 
-    def json(self, key: str, kind: type) -> Any:
+    def json(self, key: str, kind: type, *, field: StoredIn | None = None) -> Any:
+        """The object or list at ``key``; with ``field``, checked as that model field checks what the
+        API sends (metadata: ``MAX_METADATA_BYTES``, ``MAX_METADATA_DEPTH``, ...)."""
         value = self.data.get(key)
         if not isinstance(value, kind):
             raise self.fail(key, f"must be a JSON {'object' if kind is dict else 'list'}.")
+        return self._stored(key, value, field)
+
+    def _stored(self, key: str, value: Any, field: StoredIn | None) -> Any:
+        if field is not None and (problems := field_errors(*field, value)):
+            raise self.fail(key, " ".join(ValidationError(problems).messages))
         return value
 
     def number(self, key: str, kind: type | tuple[type, ...], *, null: bool = False) -> Any:
