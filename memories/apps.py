@@ -14,11 +14,12 @@ class MemoriesConfig(AppConfig):
 
         from memories import checks  # noqa: F401 - registers the system checks
         from memories.services.curation import history_record_actor
-        from memories.tasks import record_success_after_failure
+        from memories.tasks import record_failure, record_success_after_failure
 
         post_migrate.connect(_ensure_schedules, sender=self)
         pre_create_historical_record.connect(history_record_actor, dispatch_uid="memories-history-record-actor")
         post_execute.connect(record_success_after_failure, dispatch_uid="memories-record-success-after-failure")
+        post_execute.connect(record_failure, dispatch_uid="memories-record-failure")
 
 
 def _ensure_schedules(sender: AppConfig, **kwargs: object) -> None:

@@ -5,6 +5,8 @@
   ``Retry-After``, logged as one line without a traceback (``memories.database``).
 - ``server_error`` (``handler500``): anything else uncaught answers HTTP 500 ``INTERNAL_ERROR``, never
   Django's HTML page; Django logs it with its traceback.
+- ``bad_request`` (``handler400``): a request Django refuses before any view (a ``Host`` header not
+  in ``ALLOWED_HOSTS``, another suspicious request) answers HTTP 400 ``BAD_REQUEST``.
 
 Both bodies have GraphQL's shape: ``{"data": null, "errors": [{"message", "extensions": {"code"}}]}``.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from memories.database import database_reconnect, database_unavailable, first_line, schema_changed
@@ -21,6 +24,7 @@ from memories.database import database_reconnect, database_unavailable, first_li
 __all__ = [
     "DATABASE_UNAVAILABLE_MESSAGE",
     "DatabaseFaultMiddleware",
+    "bad_request",
     "database_unavailable_response",
     "error_body",
     "server_error",
@@ -72,3 +76,11 @@ class DatabaseFaultMiddleware:
 def server_error(request: HttpRequest) -> JsonResponse:
     """``handler500``: HTTP 500 ``INTERNAL_ERROR`` as JSON (the error is logged by Django, never shown)."""
     return JsonResponse(error_body("Unexpected error.", "INTERNAL_ERROR"), status=500)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+    """``handler400``: HTTP 400 ``BAD_REQUEST`` as JSON, e.g. for a ``Host`` not in ``ALLOWED_HOSTS``."""
+    message = "Bad request: the Host header is not one this service answers (ALLOWED_HOSTS)."
+    if not isinstance(exception, DisallowedHost):
+        message = "Bad request."
+    return JsonResponse(error_body(message, "BAD_REQUEST"), status=400)

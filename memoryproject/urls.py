@@ -16,5 +16,7 @@ urlpatterns = [
     path("metrics", metrics_view),
 ]
 
-# An uncaught error answers JSON with a code (HTTP 500 INTERNAL_ERROR), never an HTML page.
+# An uncaught error answers JSON with a code (HTTP 500 INTERNAL_ERROR), never an HTML page; so does a
+# request refused before any view (HTTP 400 BAD_REQUEST: a Host not in ALLOWED_HOSTS).
 handler500 = "memories.http.server_error"
+handler400 = "memories.http.bad_request"

@@ -21,9 +21,11 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
 
+from memories.database import statement_timeout_for_requests
 from memories.llm import get_embedder
 from memories.llm.local import LocalEmbedder
 from memories.mcp.auth import ApiKeyVerifier, request_scope, stdio_caller
+from memories.mcp.request_ids import RequestIds
 from memories.mcp.tools import MemoryTools
 
 __all__ = ["MCP_PATH", "http_app", "serve_http", "serve_stdio", "stdio_server"]
@@ -87,10 +89,14 @@ def serve_stdio(*, api_key: str | None = None, user_ids: Sequence[str] = ()) -> 
 
 
 def serve_http(*, host: str, port: int) -> None:
-    """Serve streamable HTTP on ``host:port`` until SIGINT or SIGTERM (uvicorn stops gracefully)."""
+    """Serve streamable HTTP on ``host:port`` until SIGINT or SIGTERM (uvicorn stops gracefully); a
+    message with an invalid JSON-RPC ``id`` is refused (``RequestIds``), and statements give up after
+    ``REQUEST_STATEMENT_TIMEOUT_SECONDS``, as in the web process."""
+    statement_timeout_for_requests()
     _warm_up()
+    app = RequestIds(http_app(host=host, port=port), path=MCP_PATH, max_bytes=settings.MAX_REQUEST_BYTES)
     # Logging stays Django's (LOGGING); no access log, as for the web process.
-    uvicorn.run(http_app(host=host, port=port), host=host, port=port, log_config=None, access_log=False)
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False)
 
 
 def _warm_up() -> None:

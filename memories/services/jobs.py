@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django_q.models import Failure, Task
 from django_q.tasks import async_task
 
 from memories.kinds import MemoryKind
 
-__all__ = ["embedding_enqueue", "job_enqueue", "job_record_success", "jobs_forget", "jobs_requeue_failed"]
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "embedding_enqueue",
+    "job_enqueue",
+    "job_record_failure",
+    "job_record_success",
+    "jobs_forget",
+    "jobs_requeue_failed",
+]
+
+# How often, and how far apart (doubling), a failed task's record is saved again when it was lost.
+RECORD_ATTEMPTS, RECORD_PAUSE_SECONDS = 6, 1.0
 
 
 def job_enqueue(*, func: str, args: tuple[object, ...] = ()) -> None:
@@ -48,6 +62,36 @@ def job_record_success(*, task_id: str, result: object, stopped: datetime | None
     return Task.objects.filter(id=task_id, success=False).update(
         success=True, result=result, stopped=stopped, attempt_count=F("attempt_count") + 1
     )
+
+
+def job_record_failure(*, task: dict, pause: float = RECORD_PAUSE_SECONDS) -> bool:
+    """Make sure the failed task ``task`` (django-q2's task package) is listed among the failed tasks.
+
+    django-q2's monitor saves a task's result once; when the database is down at that moment (the
+    outage that made the task fail, often), it logs "Could not save task result" and the failure
+    is nowhere to be seen. This saves it again (django-q2's own ``save_task``), up to
+    ``RECORD_ATTEMPTS`` times, ``pause`` seconds apart and doubling (about a minute in all), until
+    the record is there.
+
+    Returns:
+        Whether the task is recorded.
+    """
+    from django_q.brokers import get_broker
+    from django_q.monitor import save_task
+
+    for attempt in range(RECORD_ATTEMPTS):
+        try:
+            if Task.objects.filter(id=task["id"]).exists():
+                return True
+            save_task(task, get_broker())  # logs its own failure, and raises none
+            if Task.objects.filter(id=task["id"]).exists():
+                return True
+        except DatabaseError:
+            connection.close()  # a connection lost with the database: the next attempt opens another
+        time.sleep(pause * 2**attempt)
+    logger.error("The failure of task %s (%s) could not be recorded: the database did not answer.", task["id"],
+                 task.get("func"))  # fmt: skip
+    return False
 
 
 def jobs_requeue_failed(*, func: str, stopped_before: datetime, max_rounds: int) -> list[tuple[object, ...]]:

@@ -107,6 +107,29 @@ def test_http_refuses_a_request_without_a_valid_key(http_url):
         assert refused.value.headers["WWW-Authenticate"].startswith("Bearer ")
 
 
+@pytest.mark.parametrize("request_id", [{"a": 1}, [1], True])
+def test_http_answers_a_request_whose_id_is_not_a_string_or_a_number_with_an_error(http_url, request_id):
+    _, key = api_key_create(name="agent", user_external_ids=["alice"])
+    ping = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "ping"}).encode()
+    request = urllib.request.Request(
+        http_url,
+        data=ping,
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {key}",
+        },
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 400
+    assert json.loads(refused.value.read()) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request: id must be a string or a number."},
+    }
+
+
 def test_stdio_refuses_to_start_with_a_wrong_key(server_environment):
     done = subprocess.run(
         [sys.executable, "manage.py", "mcp", "--api-key", "mem_wrong"],

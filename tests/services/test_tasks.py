@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -260,6 +261,23 @@ def test_a_task_that_succeeds_on_its_retry_is_no_longer_listed_as_failed(db):
     assert (retried.result, retried.attempt_count) == (3, 2)
 
 
+def test_a_failure_django_q_could_not_save_is_recorded_all_the_same(db, monkeypatch):
+    """The database was down when the monitor saved the failure ("Could not save task result")."""
+    from django_q.models import Failure
+    from django_q.signals import post_execute
+
+    from memories.services import jobs
+
+    monkeypatch.setattr(jobs, "RECORD_PAUSE_SECONDS", 0.01)
+    task = _finished("lost", success=False, result="OperationalError: the database is down")
+    post_execute.send(sender="django_q", task=task)  # the monitor's save_task failed: nothing stored
+
+    failure = Failure.objects.get()
+    assert (failure.id, failure.result, failure.func) == ("lost", task["result"], "memories.tasks.embed_rows")
+    post_execute.send(sender="django_q", task=task)  # stored already: not twice
+    assert Failure.objects.get().attempt_count == 1
+
+
 def test_successes_without_an_earlier_failure_are_still_not_stored(db):
     from django_q.models import Task
 
@@ -365,3 +383,30 @@ def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_fai
     _failed_extraction(session.pk, task_id="last", sweep_round=tasks.EXTRACTION_SWEEP_ROUNDS)
     assert tasks.sweep()["extractions"] == 0
     assert list(Failure.objects.values_list("id", flat=True)) == ["last"]
+
+
+class ChatWritingAnOverlongFact(ExtractiveChatModel):
+    """The offline chat model, whose fact extraction also writes a fact longer than a fact may be."""
+
+    def __init__(self) -> None:
+        super().__init__(embedder=get_embedder())
+
+    def extract_facts(self, *, messages, known_facts):
+        from memories.llm.base import Fact
+
+        extraction = super().extract_facts(messages=messages, known_facts=known_facts)
+        overlong = Fact(text="The user likes " + "very " * 30 + "long walks.", message_ids=[messages[0][0]])
+        return replace(extraction, facts=[*extraction.facts, overlong])
+
+
+def test_the_worker_stores_no_fact_the_api_would_refuse(hashing_embedder, settings, add_messages, caplog):
+    settings.CHAT_BACKEND = f"{__name__}.ChatWritingAnOverlongFact"
+    settings.MAX_KNOWLEDGE_CHARS = 100
+    add_messages("mia", "s1", [say("Mia", "My sister Sarah lives in Lisbon.", "2024-05-01T09:00:00Z")])
+
+    tasks.extract_knowledge(Message.objects.get().session_id)
+
+    facts = list(Knowledge.objects.values_list("content", flat=True))
+    assert facts  # the other facts are stored
+    assert all(len(fact) <= 100 for fact in facts)
+    assert "did not fit the schema" in caplog.text
