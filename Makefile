@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client fuzz
+.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client bench-abuse fuzz
 
 # requirements.txt: what the service runs on; requirements-model.txt: exporting the model (torch);
 # requirements-dev.txt: tests and benchmarks.
@@ -63,7 +63,7 @@ lint: install
 
 # Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us,
 # then the Python client against plain HTTP.
-bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client
+bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client bench-abuse
 
 bench-retrieval: install
 	$(PY) -m bench.retrieval
@@ -75,6 +75,10 @@ bench-speed: install
 # Throughput under load (1/8/32 clients, 1 and 2 web processes) on the 1M dataset.
 bench-load: install
 	$(PY) -m bench.load
+
+# Slow, greedy and racing clients against issue 43's targets (loopback only, about 15 minutes).
+bench-abuse: install
+	$(PY) -m bench.abuse
 
 # A chatbot turn through the Python client against the plain-HTTP turn (median of 200 each).
 bench-client: install

@@ -22,10 +22,12 @@ worker where a scenario needs it), afresh for each scenario:
    and ``import_conversations`` of a LoCoMo file nested 100,000 deep, each a process limited to
    6 GiB of address space: rows stored over an API limit, RecursionErrors, peak RSS.
 5. **Forget races**: 50 times, LoCoMo's conv-41 (663 turns in 32 sessions, one ``addMessages``
-   each) stored for a new user and ``forgetUser`` at once, while another client keeps the worker
-   busy; then, once the worker's queue is empty, the rows of those users left and the failed tasks.
+   each) stored for a new user, its summaries asked for (``createSummaries``) and ``forgetUser``
+   0.6 s later, as the worker summarises it, while another client keeps the worker busy; then, once
+   the worker's queue is empty, the rows of those users left and the failed tasks.
 6. **Restores**: a dump of the database (``pg_dump -Fc``), restored 10 times as docs/operations.md
-   says, each while a client calls ``addMessages`` and a probe asks ``/readyz`` every 0.2 s.
+   says (``restore_command``), each while a client calls ``addMessages`` and a probe asks
+   ``/readyz`` every 0.2 s: how many succeed, and the slowest ``/readyz`` answer.
 
 Prints the table of targets; the figures go to ``bench/results/abuse-<UTC time>.json``.
 """
@@ -233,8 +235,12 @@ def _pg_tool(name: str) -> str:
 
 
 def restore_command(url: str, dump: Path) -> list[str]:
-    """The restore of docs/operations.md ("Backups"), of ``dump`` into the database at ``url``."""
-    return [_pg_tool("pg_restore"), "-d", url, "--clean", "--if-exists", "--single-transaction", str(dump)]
+    """The restore of docs/operations.md ("Backups"), of ``dump`` into the database at ``url``: under
+    ``manage.py maintenance`` (a code without that command restored without it)."""
+    restore = [_pg_tool("pg_restore"), "-d", url, "--clean", "--if-exists", "--single-transaction", str(dump)]
+    if not (REPO_ROOT / "memories" / "management" / "commands" / "maintenance.py").exists():
+        return restore
+    return [sys.executable, "manage.py", "maintenance", "--", *restore]
 
 
 def restores(port: int, key: str, database: str, folder: Path, *, tries: int) -> dict[str, Any]:
@@ -242,7 +248,7 @@ def restores(port: int, key: str, database: str, folder: Path, *, tries: int) ->
     url = database_url(database)
     dump = folder / "abuse.dump"
     subprocess.run([_pg_tool("pg_dump"), "-Fc", "-f", str(dump), url], check=True, capture_output=True)
-    return restore_tries(port, key, restore_command(url, dump), tries=tries)
+    return restore_tries(port, key, restore_command(url, dump), tries=tries, env=child_env(database))
 
 
 def run(*, quick: bool = False) -> dict[str, Any]:

@@ -45,8 +45,8 @@ def _codes(body: Any) -> tuple[str, ...]:
         return ()
     codes = [(e.get("extensions") or {}).get("code") or "?" for e in body.get("errors") or []]
     for value in (body.get("data") or {}).values():
-        if isinstance(value, dict):
-            codes += [m.get("code") or m.get("kind") or "?" for m in value.get("messages") or [] if isinstance(m, dict)]
+        if isinstance(value, dict) and value.get("__typename") == "OperationInfo":
+            codes += [m.get("code") or m.get("kind") or "?" for m in value.get("messages") or []]
     return tuple(codes)
 
 

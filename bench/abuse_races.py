@@ -14,14 +14,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.abuse_http import Answer, graphql, request
+from bench.report import REPO_ROOT
 
-__all__ = ["ADD", "FORGET", "Writer", "forget_race", "restore_tries"]
+__all__ = ["ADD", "FORGET", "SUMMARISE", "Writer", "forget_race", "restore_tries"]
+
+# How long after queueing a user's summaries the user is forgotten: the worker polls its queue every 0.5 s.
+FORGET_AFTER_SECONDS = 0.6
 
 ADD = """mutation Add($u: String!, $s: String!, $m: [MessageInput!]!) {
-  addMessages(userId: $u, sessionId: $s, messages: $m) { __typename ... on OperationInfo { messages { code } } }
+  addMessages(userId: $u, sessionId: $s, messages: $m) { __typename ... on OperationInfo { messages { kind code } } }
+}"""
+SUMMARISE = """mutation Summarise($u: String!) {
+  createSummaries(userId: $u) { __typename ... on OperationInfo { messages { kind code } } }
 }"""
 FORGET = """mutation Forget($u: String!) {
-  forgetUser(userId: $u) { __typename ... on OperationInfo { messages { code } } }
+  forgetUser(userId: $u) { __typename ... on OperationInfo { messages { kind code } } }
 }"""
 
 
@@ -66,7 +73,8 @@ def forget_race(
     port: int, key: str, sessions: Sequence[tuple[str, list[dict[str, Any]]]], *, iterations: int
 ) -> dict[str, Any]:
     """``iterations`` times: store the conversation ``sessions`` (``(session id, messages)``, one
-    ``addMessages`` each) for a new user and forget that user at once, while another client keeps the
+    ``addMessages`` each) for a new user, ask for its summaries (``createSummaries``), and forget the
+    user ``FORGET_AFTER_SECONDS`` later, while the worker summarises it and another client keeps the
     worker busy. Returns the failures, by code, of the forgets and of the stores."""
     forgets: Counter[str] = Counter()
     stores: Counter[str] = Counter()
@@ -77,6 +85,10 @@ def forget_race(
                 answer = graphql(port, key, ADD, {"u": user, "s": session_id, "m": messages}, timeout=60)
                 if _failed(answer, "AddMessagesResult"):
                     stores[answer.code] += 1
+            answer = graphql(port, key, SUMMARISE, {"u": user}, timeout=60)
+            if _failed(answer, "QueuedSummariesResult"):
+                stores[answer.code] += 1
+            time.sleep(FORGET_AFTER_SECONDS)  # the worker has taken up the user's summaries
             answer = graphql(port, key, FORGET, {"u": user}, timeout=60)
             if _failed(answer, "ForgetUserResult"):
                 forgets[answer.code] += 1
@@ -105,17 +117,17 @@ class _Probe:
             self.answers.append(request(self.port, "GET", "/readyz", timeout=30))
 
 
-def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int) -> dict[str, Any]:
-    """Run the restore ``command`` ``tries`` times, each while a client writes and a probe asks
-    ``/readyz``. Returns how many succeeded, the first failure's last lines, the slowest ``/readyz``
-    answer and the writer's answers by code."""
+def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int, env: dict[str, str]) -> dict[str, Any]:
+    """Run the restore ``command`` (in the repository, with ``env``) ``tries`` times, each while a client
+    writes and a probe asks ``/readyz``. Returns how many succeeded, the first failures' last lines,
+    the slowest ``/readyz`` answer and the writer's answers by code."""
     succeeded, failures, slowest, not_ready, seconds = 0, [], 0.0, 0, []
     codes: Counter[str] = Counter()
     for attempt in range(tries):
         with Writer(port, key, f"restore-writer-{attempt}") as writer, _Probe(port) as probe:
             time.sleep(1)
             started = time.monotonic()
-            done = subprocess.run(list(command), capture_output=True, text=True, timeout=600)
+            done = subprocess.run(list(command), cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
             seconds.append(time.monotonic() - started)
             time.sleep(1)
         codes.update(writer.codes)
