@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
@@ -51,10 +50,14 @@ MAINTENANCE_LOCK = (0x6D656D6F, 1)
 MAINTENANCE_MESSAGE = "The service is in maintenance (a restore, say): retry in a few seconds."
 # Paths served during maintenance: the health checks (``/readyz`` reports the maintenance itself).
 UNGUARDED_PATHS = frozenset({"/healthz", "/readyz"})
+# After ending the sessions still holding the switch off, how long the ones that started meanwhile get.
+_STRAGGLER_SECONDS = 2.0
 _HOLDERS = """
-SELECT pid FROM pg_locks
-WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    AND classid = %s AND objid = %s AND objsubid = 2 AND mode = 'ShareLock' AND granted AND pid <> pg_backend_pid()
+SELECT l.pid, coalesce(nullif(a.application_name, ''), a.backend_type), a.state, left(a.query, 60) FROM pg_locks l
+JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'advisory' AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 AND l.mode = 'ShareLock' AND l.granted
+    AND l.pid <> pg_backend_pid()
 """
 
 P = ParamSpec("P")
@@ -150,31 +153,38 @@ class MaintenanceMiddleware:
 def maintenance_on(*, wait: float, log: Callable[[str], None] = logger.info) -> None:
     """Switch maintenance on, on this thread's connection, until that connection closes.
 
-    New requests and tasks are held off at once; those running get ``wait`` seconds to finish,
-    after which their database sessions are ended.
+    New requests and tasks are held off at once (the lock is asked for in one wait, so they queue
+    behind it); those running get ``wait`` seconds to finish, after which their database sessions are
+    ended, and again every ``_STRAGGLER_SECONDS`` until none is left.
 
     Raises:
         OperationalError: the database cannot be reached.
     """
+    patience = wait
+    while not _locked_within(patience):
+        with connection.cursor() as cursor:
+            cursor.execute(_HOLDERS, MAINTENANCE_LOCK)
+            holders = cursor.fetchall()
+            for pid, *_ in holders:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        named = "; ".join(f"{pid} {name} ({state}: {query})" for pid, name, state, query in holders)
+        log(f"Ended {len(holders)} database sessions still running requests or tasks after {patience:g} s: {named}.")
+        patience = _STRAGGLER_SECONDS
+
+
+def _locked_within(seconds: float) -> bool:
+    """Take the lock exclusively, waiting at most ``seconds`` (in the queue: later requests wait behind)."""
     with connection.cursor() as cursor:
-        cursor.execute("SET lock_timeout = '1s'")
-    started = time.monotonic()
-    while True:
+        cursor.execute(f"SET lock_timeout = {max(1, round(seconds * 1000))}")
         try:
-            _value("SELECT pg_advisory_lock(%s, %s)::text")
-            break
+            cursor.execute("SELECT pg_advisory_lock(%s, %s)::text", MAINTENANCE_LOCK)
         except OperationalError as exc:
-            if getattr(exc.__cause__, "sqlstate", None) != "55P03":  # lock_not_available: still waited for
+            if getattr(exc.__cause__, "sqlstate", None) != "55P03":  # lock_not_available: the wait ran out
                 raise
-        if time.monotonic() - started >= wait:
-            with connection.cursor() as cursor:
-                cursor.execute(_HOLDERS, MAINTENANCE_LOCK)
-                holders = [pid for (pid,) in cursor.fetchall()]
-                for pid in holders:
-                    cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-            log(f"Ended {len(holders)} database sessions still running requests or tasks after {wait:g} s.")
-    with connection.cursor() as cursor:
-        cursor.execute("RESET lock_timeout")
+            return False
+        finally:
+            cursor.execute("RESET lock_timeout")
+    return True
 
 
 def maintenance_off() -> None:

@@ -67,7 +67,7 @@ def history_delete(
     session_ids = set(messages.values_list("session_id", flat=True).distinct())
     mentioned = set(Entity.objects.filter(messages__in=messages.values("pk")).values_list("pk", flat=True))
     # Lock the sessions first so a summary being written concurrently sees the delete (summary_create).
-    list(Session.objects.select_for_update().filter(pk__in=session_ids).values_list("pk", flat=True))
+    list(Session.objects.select_for_update(of=("self",)).filter(pk__in=session_ids).values_list("pk", flat=True))
     # Facts raised from these messages would bring the deleted words back: they go too, and so
     # do facts raised from these sessions that name no source message (a chat model may cite
     # none), since they may come from any of them.

@@ -43,7 +43,8 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     Raises:
         Knowledge.DoesNotExist: no such entry for that owner.
     """
-    queryset = Knowledge.objects.select_for_update()
+    # of=self: the owner's filter joins the user, whose row FOR UPDATE would lock too (memories.services.user_locks).
+    queryset = Knowledge.objects.select_for_update(of=("self",))
     owner = {"user__isnull": True} if user_external_id is None else {"user__external_id": user_external_id}
     knowledge = queryset.filter(pk=knowledge_id, **owner).first()
     if knowledge is None:

@@ -12,6 +12,10 @@ other row of theirs:
 2. Then, as each needs them: the user's sessions (``FOR UPDATE``), their messages, and the rows
    derived from them (summaries, knowledge, entities).
 
+No other statement locks the user's row: a ``select_for_update`` that joins it (a session's default
+ordering, a filter on ``user__external_id``) names its own table (``of=("self",)``), or two
+writers sharing the user's lock would each wait for the other's ``FOR UPDATE`` of it.
+
 A writer that finds the user gone once it holds the lock (forgotten meanwhile) writes nothing: a
 task ends quietly, ``addMessages`` creates the user anew. The worker's embedding claims message
 rows alone (``FOR UPDATE SKIP LOCKED``) and waits for no other lock while it holds them, so it

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import psycopg
 import pytest
@@ -18,6 +18,7 @@ from memories.models import EndUser, Message, Session, Summary
 from memories.services import history
 from memories.tasks import summarize_session
 from tests.graphql.documents import msg
+from tests.ops.live import database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("hashing_embedder")]
 
@@ -84,6 +85,21 @@ def test_forget_user_and_the_worker_summarising_that_user_never_deadlock(add_mes
     assert summary is None  # the user went while it waited: it wrote nothing, and did not fail
     assert not EndUser.objects.exists()
     assert [Session.objects.count(), Message.objects.count(), Summary.objects.count()] == [0, 0, 0]
+
+
+def test_summaries_of_one_user_share_its_lock(add_messages):
+    """A summary takes the user's row shared, as every writer that adds (memories.services.user_locks),
+    and locks no more of it: two summaries (or a summary and addMessages) of one user never wait for
+    each other there, so they cannot deadlock on it."""
+    add_messages("alice", "s1", [msg("I play the cello.", "2024-05-02T09:00:00Z")])
+    session = Session.objects.get()
+    with ThreadPoolExecutor(1) as threads, psycopg.connect(database_url()) as writer:
+        # Another writer of alice's rows, its transaction open: it holds her row shared.
+        writer.execute("SELECT 1 FROM memories_enduser WHERE id = %s FOR KEY SHARE", [session.user_id])
+        summarising = threads.submit(_run, summarize_session, session.pk, True)
+        done, _ = wait([summarising], timeout=20)
+        assert done, "the summary waited for the other writer"  # (its transaction ends here, the thread too)
+    assert summarising.result() is not None
 
 
 def _deadlock() -> OperationalError:

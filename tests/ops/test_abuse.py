@@ -79,6 +79,29 @@ def test_stalled_bodies_hold_no_thread_and_are_answered_408(tmp_path):
         stop(service)
 
 
+def test_requests_leave_nothing_holding_maintenance_off(tmp_path):
+    """Each request holds maintenance off while it runs (memories.maintenance), on a pooled connection that
+    goes back to the pool in the middle of the request when a task is queued: none keeps it after."""
+    from memories.maintenance import MAINTENANCE_LOCK
+
+    _, key = api_key_create(name="test", all_users=True)
+    service, port = _serve(tmp_path, "web", WEB_THREADS="4")
+    add = """mutation($s: String!) {
+      addMessages(userId: "alice", sessionId: $s, messages: [{role: "user", content: "Hi"}]) { __typename } }"""
+    try:
+        with ThreadPoolExecutor(4) as clients:
+            answers = list(clients.map(lambda i: graphql(port, key, add, {"s": f"s{i % 8}"}), range(60)))
+        assert {answer.status for answer in answers} == {200}
+        with psycopg.connect(database_url(), autocommit=True) as maintenance:
+            held = maintenance.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s",
+                MAINTENANCE_LOCK,
+            ).fetchone()[0]
+        assert held == 0
+    finally:
+        stop(service)
+
+
 def test_a_statement_past_the_request_timeout_is_cancelled_with_a_code(tmp_path):
     _, key = api_key_create(name="test", all_users=True)
     alice = EndUser.objects.create(external_id="alice")
