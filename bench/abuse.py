@@ -27,9 +27,10 @@ worker where a scenario needs it), afresh for each scenario:
    the worker's queue is empty, the rows of those users left and the failed tasks.
 6. **Restores**: a dump of the database (``pg_dump -Fc``), restored 10 times as docs/operations.md
    says (``restore_command``), each while a client calls ``addMessages`` and a probe asks
-   ``/readyz`` every 0.2 s: how many succeed, and the slowest ``/readyz`` answer.
+   ``/readyz`` every 0.2 s: how many succeed, and how long ``/readyz`` took to say 503.
 
-Prints the table of targets; the figures go to ``bench/results/abuse-<UTC time>.json``.
+Prints the table of targets; the figures go to ``bench/results/abuse-<UTC time>.json``, the servers'
+logs, the hostile files and the dump to ``var/bench-abuse/``.
 """
 
 from __future__ import annotations
@@ -51,12 +52,14 @@ from bench.abuse_http import RssSampler, graphql, request, stalled_bodies
 from bench.abuse_races import forget_race, restore_tries
 from bench.databases import database_url, setup_django, throwaway_database
 from bench.locomo import DEFAULT_PATH
-from bench.report import REPO_ROOT, RESULTS_DIR, finish, latency_figures, render, run_record, table
+from bench.report import REPO_ROOT, finish, latency_figures, render, run_record, table
 from bench.service import bench_api_key, child_env, served
 
 __all__ = ["main", "restore_command", "run"]
 
 BIG_USER_MESSAGES = 20_000
+# The servers' logs, the hostile files and the dump (not committed).
+WORK_DIR = REPO_ROOT / "var" / "bench-abuse"
 # A request unanswered after this long counts as taking it (stalled bodies), or gives up (the others).
 NORMAL_TIMEOUT, COSTLY_TIMEOUT = 15.0, 60.0
 HISTORY = "query($u: String!) { history(userId: $u, pagination: {limit: 10}) { results { id } } }"
@@ -258,7 +261,7 @@ def run(*, quick: bool = False) -> dict[str, Any]:
 
     from bench.export import build_user
 
-    folder = RESULTS_DIR / "abuse"
+    folder = WORK_DIR
     folder.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = run_record("abuse")
     with throwaway_database("abuse"):
@@ -329,8 +332,17 @@ def format_table(results: dict[str, Any]) -> str:
             restored["succeeded"] == restored["tries"],
         )
     )
-    slowest = restored["readyz_slowest_seconds"]
-    rows.append(_row("/readyz slowest answer during restores", f"{slowest} s", "< 1 s", slowest < 1))
+    slowest = restored["readyz_503_slowest_seconds"]
+    readyz = restored["readyz"]
+    rows.append(_row("/readyz saying 503 during restores: slowest", f"{slowest} s", "< 1 s", slowest < 1))
+    rows.append(
+        _row(
+            "/readyz during restores, all answers: p50 / p99",
+            f"{readyz['p50_ms']} / {readyz['p99_ms']} ms",
+            "(reported)",
+            True,
+        )
+    )
     return render(table(["scenario", "measured", "target", "met"], rows, title="bench.abuse (issue 43 targets)"))
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.abuse_http import Answer, graphql, request
-from bench.report import REPO_ROOT
+from bench.report import REPO_ROOT, latency_figures
 
 __all__ = ["ADD", "FORGET", "SUMMARISE", "Writer", "forget_race", "restore_tries"]
 
@@ -120,8 +120,10 @@ class _Probe:
 def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int, env: dict[str, str]) -> dict[str, Any]:
     """Run the restore ``command`` (in the repository, with ``env``) ``tries`` times, each while a client
     writes and a probe asks ``/readyz``. Returns how many succeeded, the first failures' last lines,
-    the slowest ``/readyz`` answer and the writer's answers by code."""
-    succeeded, failures, slowest, not_ready, seconds = 0, [], 0.0, 0, []
+    the ``/readyz`` answers (how many said 503, the slowest of those, the latencies of all) and the
+    writer's answers by code."""
+    succeeded, failures, seconds = 0, [], []
+    probes: list[Answer] = []
     codes: Counter[str] = Counter()
     for attempt in range(tries):
         with Writer(port, key, f"restore-writer-{attempt}") as writer, _Probe(port) as probe:
@@ -131,8 +133,7 @@ def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int, en
             seconds.append(time.monotonic() - started)
             time.sleep(1)
         codes.update(writer.codes)
-        slowest = max([slowest, *(a.seconds for a in probe.answers)])
-        not_ready += sum(a.status == 503 for a in probe.answers)
+        probes += probe.answers
         if done.returncode == 0:
             succeeded += 1
         else:
@@ -142,7 +143,8 @@ def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int, en
         "succeeded": succeeded,
         "failures": failures[:3],
         "restore_seconds_median": round(sorted(seconds)[len(seconds) // 2], 1),
-        "readyz_slowest_seconds": round(slowest, 2),
-        "readyz_503": not_ready,
+        "readyz_503": sum(a.status == 503 for a in probes),
+        "readyz_503_slowest_seconds": round(max((a.seconds for a in probes if a.status == 503), default=0), 2),
+        "readyz": latency_figures([a.seconds for a in probes]),
         "writer": dict(codes),
     }
