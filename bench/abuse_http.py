@@ -19,7 +19,7 @@ from typing import Any
 
 import psutil
 
-__all__ = ["Answer", "RssSampler", "graphql", "request", "stalled_bodies", "web_workers_rss_mb"]
+__all__ = ["Answer", "Background", "RssSampler", "graphql", "request", "stalled_bodies", "web_workers_rss_mb"]
 
 
 @dataclass(frozen=True)
@@ -113,25 +113,45 @@ def web_workers_rss_mb(serve_pid: int) -> float:
     return round(total / 2**20, 1)
 
 
-class RssSampler:
-    """Samples ``web_workers_rss_mb`` every 0.1 s in a thread while the block runs; ``peak`` is the largest."""
+class Background:
+    """Calls ``step()`` in a thread, every ``every`` seconds (0: back to back), while the block runs."""
 
-    def __init__(self, serve_pid: int) -> None:
-        self.serve_pid = serve_pid
-        self.before = web_workers_rss_mb(serve_pid)
-        self.peak = self.before
+    every = 0.0
+
+    def __init__(self) -> None:
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> RssSampler:
+    def __enter__(self) -> Background:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.step()
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+
+class RssSampler(Background):
+    """Samples ``web_workers_rss_mb`` every 0.1 s while the block runs; ``peak`` is the largest, ``after`` the last."""
+
+    every = 0.1
+
+    def __init__(self, serve_pid: int) -> None:
+        super().__init__()
+        self.serve_pid = serve_pid
+        self.before = web_workers_rss_mb(serve_pid)
+        self.peak = self.before
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
         self.after = web_workers_rss_mb(self.serve_pid)
 
-    def _run(self) -> None:
-        while not self._stop.wait(0.1):
-            self.peak = max(self.peak, web_workers_rss_mb(self.serve_pid))
+    def step(self) -> None:
+        self.peak = max(self.peak, web_workers_rss_mb(self.serve_pid))

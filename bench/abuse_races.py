@@ -7,13 +7,12 @@ Both run against a service with its worker (``manage.py serve``) on the benchmar
 from __future__ import annotations
 
 import subprocess
-import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bench.abuse_http import Answer, graphql, request
+from bench.abuse_http import Answer, Background, graphql, request
 from bench.report import REPO_ROOT, latency_figures
 
 __all__ = ["ADD", "FORGET", "SUMMARISE", "Writer", "forget_race", "restore_tries"]
@@ -32,35 +31,22 @@ FORGET = """mutation Forget($u: String!) {
 }"""
 
 
-class Writer:
-    """A client adding one message at a time to ``user`` (a new session every ``per_session``), in a thread,
-    until the block ends; ``codes`` counts its answers (``ok``, or the first error code)."""
+class Writer(Background):
+    """A client adding one message at a time to ``user`` (a new session every ``per_session``) while the
+    block runs; ``codes`` counts its answers (``ok``, or the first error code)."""
 
     def __init__(self, port: int, key: str, user: str, *, per_session: int = 5) -> None:
+        super().__init__()
         self.port, self.key, self.user, self.per_session = port, key, user, per_session
         self.codes: Counter[str] = Counter()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.sent = 0
 
-    def __enter__(self) -> Writer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        sent = 0
-        while not self._stop.is_set():
-            message = {
-                "role": "user",
-                "content": f"Note {sent}: I went swimming and cooked ramen.",
-                "externalId": str(sent),
-            }
-            variables = {"u": self.user, "s": f"w{sent // self.per_session}", "m": [message]}
-            self.codes[graphql(self.port, self.key, ADD, variables, timeout=30).code] += 1
-            sent += 1
+    def step(self) -> None:
+        message = {"role": "user", "content": f"Note {self.sent}: I went swimming and cooked ramen.",
+                   "externalId": str(self.sent)}  # fmt: skip
+        variables = {"u": self.user, "s": f"w{self.sent // self.per_session}", "m": [message]}
+        self.codes[graphql(self.port, self.key, ADD, variables, timeout=30).code] += 1
+        self.sent += 1
 
 
 def _failed(answer: Answer, typename: str) -> bool:
@@ -95,26 +81,18 @@ def forget_race(
     return {"forget_failures": dict(forgets), "store_failures": dict(stores), "writer": dict(writer.codes)}
 
 
-class _Probe:
-    """``GET /readyz`` every 0.2 s in a thread while the block runs: each answer's status and seconds."""
+class _Probe(Background):
+    """``GET /readyz`` every 0.2 s while the block runs: each answer's status and seconds."""
+
+    every = 0.2
 
     def __init__(self, port: int) -> None:
+        super().__init__()
         self.port = port
         self.answers: list[Answer] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> _Probe:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            self.answers.append(request(self.port, "GET", "/readyz", timeout=30))
+    def step(self) -> None:
+        self.answers.append(request(self.port, "GET", "/readyz", timeout=30))
 
 
 def restore_tries(port: int, key: str, command: Sequence[str], *, tries: int, env: dict[str, str]) -> dict[str, Any]:

@@ -17,6 +17,19 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memories.maintenance import maintenance_off, maintenance_on
 
+__all__ = ["Command", "add_wait_argument"]
+
+
+def add_wait_argument(parser: argparse.ArgumentParser) -> None:
+    """``--wait SECONDS``, of every command that switches maintenance on (``maintenance_on``'s ``wait``)."""
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=30.0,
+        help="Seconds the requests and tasks already running get to finish before their database sessions "
+        "are ended (default 30).",
+    )
+
 
 class Command(BaseCommand):
     help = (
@@ -25,13 +38,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument(
-            "--wait",
-            type=float,
-            default=30.0,
-            help="Seconds the requests and tasks already running get to finish before their database sessions "
-            "are ended (default 30).",
-        )
+        add_wait_argument(parser)
         parser.add_argument("command", nargs=argparse.REMAINDER, help="The command to run (after `--`).")
 
     def handle(self, *args: object, wait: float, command: list[str], **options: object) -> None:

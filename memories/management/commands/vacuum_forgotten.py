@@ -23,6 +23,7 @@ from django_q.models import Task
 from tqdm import tqdm
 
 from memories.maintenance import maintenance_off, maintenance_on
+from memories.management.commands.maintenance import add_wait_argument
 from memories.models import Diary, EndUser, Entity, Knowledge, Message, Session, Summary
 
 __all__ = ["Command", "forgettable_tables"]
@@ -48,12 +49,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument(
-            "--wait",
-            type=float,
-            default=30.0,
-            help="Seconds the requests and tasks running get to finish before maintenance ends them (default 30).",
-        )
+        add_wait_argument(parser)
 
     def handle(self, *args: object, wait: float, **options: object) -> None:
         maintenance_on(wait=wait, log=self.stderr.write)
