@@ -6,6 +6,7 @@ Both run against a service with its worker (``manage.py serve``) on the benchmar
 
 from __future__ import annotations
 
+import random
 import subprocess
 import time
 from collections import Counter
@@ -17,8 +18,9 @@ from bench.report import REPO_ROOT, latency_figures
 
 __all__ = ["ADD", "FORGET", "SUMMARISE", "Writer", "forget_race", "restore_tries"]
 
-# How long after queueing a user's summaries the user is forgotten: the worker polls its queue every 0.5 s.
-FORGET_AFTER_SECONDS = 0.6
+# How long after queueing a user's summaries the user is forgotten (at random in this range): the worker
+# polls its queue every 0.5 s, and summarises a session in a fraction of a second.
+FORGET_AFTER_SECONDS = (0.2, 1.5)
 
 ADD = """mutation Add($u: String!, $s: String!, $m: [MessageInput!]!) {
   addMessages(userId: $u, sessionId: $s, messages: $m) { __typename ... on OperationInfo { messages { kind code } } }
@@ -26,17 +28,20 @@ ADD = """mutation Add($u: String!, $s: String!, $m: [MessageInput!]!) {
 SUMMARISE = """mutation Summarise($u: String!) {
   createSummaries(userId: $u) { __typename ... on OperationInfo { messages { kind code } } }
 }"""
+BACKLOG = "query($u: String!) { backlog(userId: $u) { messagesWaitingForVector } }"
 FORGET = """mutation Forget($u: String!) {
   forgetUser(userId: $u) { __typename ... on OperationInfo { messages { kind code } } }
 }"""
 
 
 class Writer(Background):
-    """A client adding one message at a time to ``user`` (a new session every ``per_session``) while the
-    block runs; ``codes`` counts its answers (``ok``, or the first error code)."""
+    """A client adding one message at a time to ``user`` (a new session every ``per_session``), every
+    ``every`` seconds (0: back to back), while the block runs; ``codes`` counts its answers (``ok``, or
+    the first error code)."""
 
-    def __init__(self, port: int, key: str, user: str, *, per_session: int = 5) -> None:
+    def __init__(self, port: int, key: str, user: str, *, per_session: int = 5, every: float = 0.0) -> None:
         super().__init__()
+        self.every = every
         self.port, self.key, self.user, self.per_session = port, key, user, per_session
         self.codes: Counter[str] = Counter()
         self.sent = 0
@@ -59,26 +64,40 @@ def forget_race(
     port: int, key: str, sessions: Sequence[tuple[str, list[dict[str, Any]]]], *, iterations: int
 ) -> dict[str, Any]:
     """``iterations`` times: store the conversation ``sessions`` (``(session id, messages)``, one
-    ``addMessages`` each) for a new user, ask for its summaries (``createSummaries``), and forget the
-    user ``FORGET_AFTER_SECONDS`` later, while the worker summarises it and another client keeps the
-    worker busy. Returns the failures, by code, of the forgets and of the stores."""
+    ``addMessages`` each) for a new user; once the worker has embedded it, ask for its summaries
+    (``createSummaries``) and forget the user 0.2-1.5 s later (``FORGET_AFTER_SECONDS``), while the
+    worker summarises it and another client keeps the worker busy. Returns the failures, by code, of
+    the forgets and of the stores."""
     forgets: Counter[str] = Counter()
     stores: Counter[str] = Counter()
-    with Writer(port, key, "abuse-worker-load") as writer:
+    pick = random.Random(43)
+    # Ten messages a second: work for the worker (embeddings, a summary every fifth), not a flood.
+    with Writer(port, key, "abuse-worker-load", every=0.1) as writer:
         for i in range(iterations):
             user = f"forget-{i}"
             for session_id, messages in sessions:
                 answer = graphql(port, key, ADD, {"u": user, "s": session_id, "m": messages}, timeout=60)
                 if _failed(answer, "AddMessagesResult"):
                     stores[answer.code] += 1
+            _embedded(port, key, user)
             answer = graphql(port, key, SUMMARISE, {"u": user}, timeout=60)
             if _failed(answer, "QueuedSummariesResult"):
                 stores[answer.code] += 1
-            time.sleep(FORGET_AFTER_SECONDS)  # the worker has taken up the user's summaries
+            time.sleep(pick.uniform(*FORGET_AFTER_SECONDS))  # the worker is summarising the user
             answer = graphql(port, key, FORGET, {"u": user}, timeout=60)
             if _failed(answer, "ForgetUserResult"):
                 forgets[answer.code] += 1
     return {"forget_failures": dict(forgets), "store_failures": dict(stores), "writer": dict(writer.codes)}
+
+
+def _embedded(port: int, key: str, user: str, *, seconds: float = 60) -> None:
+    """Wait (at most ``seconds``) until the worker has embedded the user's messages."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        body = graphql(port, key, BACKLOG, {"u": user}, timeout=30).body or {}
+        if ((body.get("data") or {}).get("backlog") or {}).get("messagesWaitingForVector") == 0:
+            return
+        time.sleep(0.2)
 
 
 class _Probe(Background):
