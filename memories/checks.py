@@ -79,7 +79,7 @@ def check_pool_size(app_configs: object = None, **kwargs: object) -> list[Warnin
     return [
         Warning(
             f"DATABASE_POOL_MAX_SIZE is {pool['max_size']}, fewer than WEB_THREADS ({needed}).",
-            hint="Leave DATABASE_POOL_MAX_SIZE empty (it is then WEB_THREADS), or lower WEB_THREADS.",
+            hint="Leave DATABASE_POOL_MAX_SIZE empty (it is then WEB_THREADS + 1), or lower WEB_THREADS.",
             id="memories.W003",
         )
     ]

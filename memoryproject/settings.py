@@ -362,7 +362,8 @@ if DATABASE_POOL:
     # Each request thread holds at most one connection at a time.
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": 1,
-        "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS,
+        # One more than the requests running at once: the health checks, which never wait for a slot.
+        "max_size": _number("DATABASE_POOL_MAX_SIZE", None, minimum=1) or WEB_THREADS + 1,
         "timeout": DATABASE_POOL_TIMEOUT_SECONDS,
         # While the database is down the pool retries with a growing delay; ending a round of retries
         # after 5 s lets the next request start over at once, so the pool is back seconds after it.

@@ -35,7 +35,8 @@ code:
 
 Client errors are logged at INFO as one line per request, without a traceback, however many the
 document causes (a client cannot flood the log with them: the first few, and how many); a database
-fault as one WARNING line; only ``INTERNAL_ERROR`` is logged with its traceback, at ERROR.
+fault, a statement timeout or a conflict as one WARNING line; only ``INTERNAL_ERROR`` is logged with
+its traceback, at ERROR.
 Strawberry's own logger (``strawberry.execution``), which logs every error with its traceback, is
 silenced in ``settings.LOGGING``.
 """
@@ -146,10 +147,13 @@ class StableErrors(MaskErrors):
                 setattr(request, SCHEMA_CHANGED, True)
             logger.warning("GraphQL database fault at %s: %s", error.path or "-", first_line(original))
             message, code = DATABASE_UNAVAILABLE_MESSAGE, "DATABASE_UNAVAILABLE"
-        elif statement_timed_out(original):
-            message, code = _STATEMENT_TIMEOUT, "STATEMENT_TIMEOUT"
-        elif transient_conflict(original):
-            message, code = _CONFLICT, "DATABASE_CONFLICT"
+        elif statement_timed_out(original) or transient_conflict(original):
+            logger.warning("GraphQL database statement failed at %s: %s", error.path or "-", first_line(original))
+            message, code = (
+                (_STATEMENT_TIMEOUT, "STATEMENT_TIMEOUT")
+                if statement_timed_out(original)
+                else (_CONFLICT, "DATABASE_CONFLICT")
+            )
         elif _unstorable_text(original):
             message, code = _UNSTORABLE_TEXT, "BAD_USER_INPUT"
         elif isinstance(original, RecursionError):
