@@ -5,20 +5,22 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Role, Session, Summary
 from memories.services.validation import field_errors, raise_if
 
 __all__ = [
     "diary_list",
     "knowledge_list",
     "message_list",
+    "message_list_awaiting_facts",
     "session_has_summary",
     "session_list",
     "session_list_behind_summary",
+    "session_newest_message_id",
     "session_summary_is_current",
     "summary_list",
 ]
@@ -148,3 +150,17 @@ def session_list_behind_summary() -> QuerySet[Session]:
     (session, id) index per session."""
     newer = Message.objects.filter(session=OuterRef("pk"), pk__gt=Coalesce(OuterRef("summary__last_message_id"), 0))
     return Session.objects.filter(Exists(newer))
+
+
+def message_list_awaiting_facts() -> QuerySet[Message]:
+    """User turns fact extraction has not read yet: newer (by id) than their session's ``facts_read_through``.
+
+    Facts are raised from a session once it is summarised (``memories.tasks.extract_knowledge``), so a
+    turn waits here until its session's summary and the extraction after it have run.
+    """
+    return Message.objects.filter(role=Role.USER, pk__gt=F("session__facts_read_through"))
+
+
+def session_newest_message_id(*, session_id: int) -> int:
+    """The id of the session's newest message in arrival order (0 when it has none)."""
+    return Message.objects.filter(session_id=session_id).aggregate(newest=Max("pk"))["newest"] or 0

@@ -39,6 +39,10 @@ class Session(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # When a message last arrived (server clock): idle sessions are summarised from this.
     updated_at = models.DateTimeField(auto_now=True)
+    # When createSummaries asked for a summary not written yet (it is due then, not once idle).
+    summary_requested_at = models.DateTimeField(null=True, blank=True)
+    # The newest message (by id) fact extraction has read: user turns after it wait for facts.
+    facts_read_through = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "external_id"], name="session_unique_per_user")]
