@@ -43,6 +43,7 @@ __all__ = [
     "QueuedSummariesResult",
     "SessionType",
     "SummaryType",
+    "UserTokenType",
 ]
 
 
@@ -370,3 +371,10 @@ class BacklogType:
         description="Whether nothing waits: every message embedded, every session summarised, every user turn "
         "read for facts."
     )
+
+
+@strawberry.type(name="UserToken", description="A short-lived credential for one end user, for a browser.")
+class UserTokenType:
+    token: str = strawberry.field(description="Send it as `Authorization: Bearer <token>`; it acts on userId only.")
+    user_id: str
+    expires_at: datetime = strawberry.field(description="After this it is refused (UNAUTHENTICATED).")

@@ -19,9 +19,7 @@ def session_facts_read_mark(*, session_id: int, through_message_id: int) -> None
 
     The watermark only moves forward: a late, older extraction never marks read turns as unread.
     """
-    Session.objects.filter(pk=session_id).update(
-        facts_read_through=Greatest("facts_read_through", through_message_id)
-    )
+    Session.objects.filter(pk=session_id).update(facts_read_through=Greatest("facts_read_through", through_message_id))
 
 
 def sessions_facts_read_as_summarised(*, session_ids: list[int]) -> int:
