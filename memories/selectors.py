@@ -15,6 +15,7 @@ from memories.services.validation import field_errors, raise_if
 __all__ = [
     "diary_list",
     "knowledge_list",
+    "knowledge_timeline",
     "message_list",
     "message_list_awaiting_facts",
     "session_has_summary",
@@ -164,3 +165,13 @@ def message_list_awaiting_facts() -> QuerySet[Message]:
 def session_newest_message_id(*, session_id: int) -> int:
     """The id of the session's newest message in arrival order (0 when it has none)."""
     return Message.objects.filter(session_id=session_id).aggregate(newest=Max("pk"))["newest"] or 0
+
+
+def knowledge_timeline(*, user_id: int) -> QuerySet[Knowledge]:
+    """Every fact of one end user (pk), in every status, by slot and then by when it was said (or added):
+    within a slot, each fact held from its ``said_at`` until its successor's (``superseded_by``)."""
+    return (
+        Knowledge.objects.filter(user_id=user_id)
+        .select_related("source_session", "superseded_by")
+        .order_by("slot", F("said_at").asc(nulls_first=True), "created_at", "id")
+    )

@@ -50,7 +50,7 @@ class Session(models.Model):
         indexes = [models.Index(fields=["user", "last_message_at"])]
 
     def __str__(self) -> str:
-        return f"{self.user_id}:{self.external_id}"
+        return self.external_id  # the chatbot's id of the session; its user is shown beside it
 
 
 class Role(models.TextChoices):
