@@ -75,7 +75,7 @@ lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 # Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us,
-# then the Python client against plain HTTP.
+# then the Python and TypeScript clients against plain HTTP.
 bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client
 
 bench-retrieval: install
@@ -89,8 +89,9 @@ bench-speed: install
 bench-load: install
 	$(PY) -m bench.load
 
-# A chatbot turn through the Python client against the plain-HTTP turn (median of 200 each).
-bench-client: install
+# A chatbot turn through the Python client against the plain-HTTP turn, and through the TypeScript client
+# against a plain fetch turn in Node (median of 200 each).
+bench-client: install $(NODE_STAMP)
 	$(PY) -m bench.client
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.
