@@ -91,7 +91,7 @@ bench-load: install
 
 # A chatbot turn through the Python client against the plain-HTTP turn, and through the TypeScript client
 # against a plain fetch turn in Node (median of 200 each).
-bench-client: install $(NODE_STAMP)
+bench-client: install node
 	$(PY) -m bench.client
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.

@@ -146,13 +146,13 @@ def arguments_refused(error: ValidationError) -> CallToolResult:
     for problem in error.errors(include_url=False):
         field = ".".join(str(part) for part in problem["loc"])
         name = next((part for part in reversed(problem["loc"]) if isinstance(part, str)), field)
-        given = problem.get("input")
+        given = json.dumps(problem.get("input"), ensure_ascii=False, default=str)  # as the caller sent it
         if problem["type"] == "missing":
             message = f"{name} must be given."
         elif problem["type"] == "literal_error":
-            message = f"{name} must be one of {problem['ctx']['expected']}, not {given!r}."
+            message = f"{name} must be one of {problem['ctx']['expected']}, not {given}."
         elif problem["type"] in _EXPECTED:
-            message = f"{name} must be {_EXPECTED[problem['type']]}, not {given!r}."
+            message = f"{name} must be {_EXPECTED[problem['type']]}, not {given}."
         else:
             message = f"{name}: {problem['msg']}."
         errors.append({"code": "BAD_USER_INPUT", "message": message, "field": field})

@@ -121,8 +121,8 @@ def test_arguments_of_the_wrong_type_are_refused_with_the_apis_code_and_field(ht
         "errors": [{"code": "BAD_USER_INPUT", "message": "content must be given.", "field": "messages.0.content"}]
     }
     assert wrong.content[0].text.splitlines() == [
-        "BAD_USER_INPUT: status must be one of 'CANDIDATE', 'ACTIVE', 'REJECTED' or 'SUPERSEDED', not 'NOPE'. "
+        "BAD_USER_INPUT: status must be one of 'CANDIDATE', 'ACTIVE', 'REJECTED' or 'SUPERSEDED', not \"NOPE\". "
         "(field status)",
-        "BAD_USER_INPUT: limit must be an integer, not 'many'. (field limit)",
+        'BAD_USER_INPUT: limit must be an integer, not "many". (field limit)',
     ]
     assert "pydantic" not in missing.content[0].text + wrong.content[0].text
