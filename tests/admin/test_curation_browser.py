@@ -15,7 +15,7 @@ from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
 from memories.models import EndUser
-from tests.admin.test_admin_browser import WAIT_SECONDS, browser  # noqa: F401 - the Chromium fixture
+from tests.admin.test_admin_browser import WAIT_SECONDS, browser, log_in  # noqa: F401 - the Chromium fixture
 from tests.graphql.documents import CREATE_SUMMARIES, msg
 
 pytestmark = pytest.mark.slow
@@ -60,11 +60,7 @@ def test_curation_pages_show_every_column_at_1280_px(live_server, browser, add_m
     User.objects.create_superuser("curator", "curator@example.com", "s3cret-pass")
     browser.set_window_size(WIDTH, 900)
     wait = WebDriverWait(browser, WAIT_SECONDS)
-    browser.get(f"{live_server.url}/admin/login/")
-    browser.find_element(By.ID, "id_username").send_keys("curator")
-    browser.find_element(By.ID, "id_password").send_keys("s3cret-pass")
-    browser.find_element(By.CSS_SELECTOR, "#login-form [type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.ID, "user-tools")))
+    log_in(browser, live_server.url, "curator", "s3cret-pass")
     assert browser.execute_script("return window.innerWidth") == WIDTH
 
     browser.get(f"{live_server.url}/admin/memories/facttoreview/")
