@@ -6,7 +6,16 @@ import signal
 import sys
 
 # Commands that never open a database connection.
-_NO_DATABASE = {"help", "version", "makemigrations", "diffsettings", "startapp", "startproject", "makemessages"}
+_NO_DATABASE = {
+    "help",
+    "version",
+    "makemigrations",
+    "diffsettings",
+    "startapp",
+    "startproject",
+    "makemessages",
+    "train_reader",
+}
 
 
 def main() -> None:

@@ -266,7 +266,8 @@ def test_add_messages_context_never_shows_a_message_of_the_batch_it_stored(add_m
     )
     result = added["context"]
     assert result["query"] == "Which city do I live in, Lisbon?"
-    assert [m["content"] for m in result["memories"] if m["kind"] == "MESSAGE"] == ["I moved to Lisbon last year."]
+    # The earlier turn, as the fact raised from it, which quotes it.
+    assert [t["content"] for m in result["memories"] for t in m["turns"]] == ["I moved to Lisbon last year."]
     assert not {m["id"] for m in added["messages"]} & shown_message_ids(result)
 
 
