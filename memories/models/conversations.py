@@ -94,6 +94,8 @@ class Message(models.Model):
     # Set with the vector, for a user's turn: the one-value slot ("job", "sister priya:residence") it speaks
     # of, read even where no fact could be raised, so an older fact of that slot is no longer shown as known.
     slot = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Read for facts and entities (by the worker, with its vector; or it came with them, from an export).
+    read = models.BooleanField(default=False, db_default=False)
     # Full-text index of what is said, by whom, and any shared photo's caption (English stemming).
     search_vector = models.GeneratedField(
         expression=SearchVector(

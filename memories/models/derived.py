@@ -93,6 +93,9 @@ class Knowledge(models.Model):
         db_default=True,
         help_text="A person approved, added or edited it; a fact raised from a conversation is not.",
     )
+    ends = models.BooleanField(
+        default=False, db_default=False, help_text="It says a value ended (quit, moved out, split up, cancelled)."
+    )
     corrected = models.BooleanField(
         default=False,
         db_default=False,

@@ -78,6 +78,7 @@ class Hit:
     # A fact: the later turn that spoke of its slot without a fact of its own there, and when: it may hold no more.
     changed_by: int | None = None
     changed_at: datetime | None = None
+    ends: bool = False  # a fact that says a value ended
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
@@ -251,4 +252,5 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         session_external_id=session_id,
         conversation_time=when,
         reviewed=row.reviewed if kind == MemoryKind.KNOWLEDGE else None,
+        ends=kind == MemoryKind.KNOWLEDGE and row.ends,
     )

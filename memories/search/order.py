@@ -19,8 +19,9 @@ __all__ = ["in_prompt_order"]
 
 
 def in_prompt_order(memories: list[Hit]) -> list[Hit]:
-    """Facts first, as they hold now (the one said last first), then the rest newest first: a later
-    statement of the same thing comes above an earlier one.
+    """Facts first, as they hold now (those on the topic asked about first, then the others; in each, a
+    value that holds before one that ended, and the one said last first), then the rest newest first: a
+    later statement of the same thing comes above an earlier one.
 
     A turn that spoke of a fact's slot later (``Hit.changed_by``), and a turn or summary said in a later
     session than a fact that names what the fact is about (a content word of the fact, not the user's
@@ -30,7 +31,10 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
     """
     never = datetime.min.replace(tzinfo=UTC)
     newest_first = sorted(memories, key=lambda h: h.conversation_time or never, reverse=True)
+    # The facts on the topic asked about come first: what holds of it now, not what was said last of anything.
     facts = [h for h in newest_first if h.kind == MemoryKind.KNOWLEDGE]
+    # Stable: newest first within each group.
+    facts = sorted(facts, key=lambda h: (not h.topical, h.ends))
     rest = [h for h in newest_first if h.kind != MemoryKind.KNOWLEDGE]
     ordered: list[Hit] = []
     for fact in facts:

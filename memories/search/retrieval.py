@@ -116,7 +116,9 @@ def retrieve(
     # A fact stands in for the turns it was raised from; a later turn on its slot comes above it; a turn whose
     # fact was replaced comes after the rest.
     ranked = facts_over_sources(ranked, sources=origin.sources)
-    changed = {fact: message for fact, (message, _) in origin.changed.items()}
+    changed = (
+        {fact: message for fact, (message, _) in origin.changed.items()} if MemoryKind.MESSAGE in scope.sources else {}
+    )
     if missing := [m for m in changed.values() if m not in turns]:
         turns |= retrievers.neighbours(message_ids=missing)
     ranked = changes_above_facts(ranked, changed=changed)
@@ -136,7 +138,13 @@ def retrieve(
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
         turns_after=turns_after,
-        topical=frozenset(rankings["topic"]),
+        # A fact raised from a turn that tells the topic asked about tells it too.
+        topical=frozenset(rankings["topic"])
+        | {
+            Candidate(MemoryKind.KNOWLEDGE, fact)
+            for fact, turns_of in origin.sources.items()
+            if any(Candidate(MemoryKind.MESSAGE, m) in rankings["topic"] for m in turns_of)
+        },
         asked=asked,
     )
 

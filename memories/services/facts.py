@@ -19,6 +19,7 @@ from pgvector.django import CosineDistance
 
 from memories.llm import Embedder
 from memories.llm.base import Fact
+from memories.llm.reader.syntax import names_in
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Message, Session
 from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
@@ -31,6 +32,8 @@ __all__ = ["MEANING_END_SIMILARITY", "MEANING_SAME_SIMILARITY", "facts_record", 
 # that ends it, which shares fewer words with it ("the Lisbon trip is off").
 MEANING_SAME_SIMILARITY = 0.7
 MEANING_END_SIMILARITY = 0.5
+# The nearest facts of a kind an ending is compared with.
+_NEAR_FACTS = 5
 
 
 def facts_record(
@@ -101,6 +104,7 @@ def facts_record(
                 source_session=session,
                 replaces_id=fact.replaces_id,
                 slot=slot,
+                ends=fact.ends,
                 confidence=fact.confidence,
                 said_at=said_at or (messages[-1].created_at if messages else None),
                 reviewed=False,
@@ -117,26 +121,34 @@ def facts_record(
 
 def _slot(fact: Fact, *, vector: list[float], mine: QuerySet[Knowledge], created: Sequence[Knowledge]) -> str:
     """The slot ``fact`` is stored in ("" for none): its own, or for a kind matched by meaning, the slot of
-    the nearest live fact of that kind when near enough, else one of its own (the kind and a digest)."""
+    the nearest live fact of that kind when it speaks of the same thing, else one of its own (the kind and
+    a digest). The same thing: at least ``MEANING_SAME_SIMILARITY`` near; for a fact that ends a value,
+    ``MEANING_END_SIMILARITY`` near and naming something the other names ("leaving Infosys" ends "9 years
+    at Infosys", not "senior engineer on the checkout team")."""
     if not fact.slot or not fact.by_meaning:
         return fact.slot or ""
     kind = fact.slot
     same_kind = Q(slot=kind) | Q(slot__startswith=f"{kind}:")
     threshold = MEANING_END_SIMILARITY if fact.ends else MEANING_SAME_SIMILARITY
-    nearest = (
-        mine.filter(same_kind, embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
+    near = [
+        (1 - distance, slot, content)
+        for slot, content, distance in mine.filter(
+            same_kind, embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL
+        )
         .annotate(distance=CosineDistance("embedding", vector))
         .filter(distance__lte=1 - threshold)
         .order_by("distance")
-        .values_list("slot", flat=True)
-        .first()
-    )
-    here = [k for k in created if k.slot == kind or k.slot.startswith(f"{kind}:")]
-    near_here = max(here, key=lambda k: float(np.dot(vector, k.embedding)), default=None)
-    if near_here is not None and float(np.dot(vector, near_here.embedding)) >= threshold:
-        return near_here.slot
-    if nearest:
-        return nearest
+        .values_list("slot", "content", "distance")[:_NEAR_FACTS]
+    ]
+    near += [
+        (float(np.dot(vector, k.embedding)), k.slot, k.content)
+        for k in created
+        if (k.slot == kind or k.slot.startswith(f"{kind}:")) and float(np.dot(vector, k.embedding)) >= threshold
+    ]
+    names = set(names_in(fact.text))
+    for similarity, slot, content in sorted(near, reverse=True):
+        if similarity >= MEANING_SAME_SIMILARITY or names & set(names_in(content)):
+            return slot
     return f"{kind}:{hashlib.sha1(fact.text.lower().encode()).hexdigest()[:8]}"
 
 

@@ -21,7 +21,7 @@ from django.db import transaction
 from memories.kinds import MemoryKind
 from memories.llm import Embedder, ModelBackendError, get_chat_model, get_embedder
 from memories.llm.reader import read_turns, reader_embedding
-from memories.models import Knowledge, Message, Role
+from memories.models import Message, Role
 from memories.services.embeddings import embeddings_compute, embeddings_pending
 from memories.services.facts import facts_record
 
@@ -60,31 +60,24 @@ def messages_embed(*, embedder: Embedder, rows: Sequence[Message]) -> int:
         row.slot = readings[row.pk].slot if with_facts else ""
     with transaction.atomic():
         Message.objects.bulk_update(rows, ["embedding", "embedding_model", "dialogue_act", "slot"])
-        # A turn that is already the source of a fact came with its facts (an import) or was read before
-        # (embedded again for another model): its facts are known, and may have been curated since.
-        sources = set(
-            Knowledge.source_messages.through.objects.filter(message_id__in=[r.pk for r in users]).values_list(
-                "message_id", flat=True
-            )
-        )
+        # A turn read before (embedded again for another model) or that came with its facts (an import) is
+        # not read again: its facts and entities are known, and may have been curated since.
+        unread = [row for row in users if not row.read]
+        Message.objects.filter(pk__in=[row.pk for row in unread]).update(read=True)
         by_session: dict[int, list[Message]] = defaultdict(list)
-        for row in users:
+        for row in unread:
             by_session[row.session_id].append(row)
         for session_rows in by_session.values():
-            facts = (
-                [
-                    r.fact()
-                    for row in session_rows
-                    if row.pk not in sources
-                    for r in readings[row.pk].readings
-                    if r.is_fact
-                ]
-                if with_facts
-                else []
-            )
+            facts = [r.fact() for row in session_rows for r in readings[row.pk].readings if r.is_fact]
             session = session_rows[0].session
             # The people, places and pets a turn names are recorded even when it raises no fact.
-            facts_record(user=session.user, session=session, facts=facts, messages=session_rows, embedder=embedder)
+            facts_record(
+                user=session.user,
+                session=session,
+                facts=facts if with_facts else [],
+                messages=session_rows,
+                embedder=embedder,
+            )
     return len(rows)
 
 

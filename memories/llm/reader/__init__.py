@@ -57,6 +57,9 @@ __all__ = [
 # value may have changed, ``TurnReading.slot``) from this one.
 FACT_THRESHOLD = 0.7
 MENTION_THRESHOLD = 0.25
+# A fact takes a one-value slot outright (replacing what it held) when the kind head gives its kind at
+# least this probability; a turn speaks of a slot (``TurnReading.slot``) only then too.
+SURE_KIND = 0.8
 # Slots are stored in columns of this many characters; a longer one (a very long name) is left out.
 MAX_SLOT_CHARS = 100
 # The confidence of a fact that syntax alone finds: a relative's name ("my husband Idris").
@@ -131,25 +134,29 @@ class TurnReading:
             and r.stance not in ("question", "wish")
             and not r.clause.rstrip().endswith("?")
             and r.fact_probability >= MENTION_THRESHOLD
-            and r.kind_probability >= MENTION_THRESHOLD
+            and r.kind_probability >= SURE_KIND
         ]
         return max(told, key=lambda r: r.fact_probability).slot if told else ""
 
 
-def _slot(kind: str, subject: Subject, clause: str, *, ends: bool) -> tuple[str | None, bool]:
-    """A fact's slot, and whether it is a kind to be matched by meaning when stored (``Fact.by_meaning``)."""
+def _slot(kind: str, subject: Subject, clause: str, *, ends: bool, sure: bool) -> tuple[str | None, bool]:
+    """A fact's slot, and whether it is a kind to be matched by meaning when stored (``Fact.by_meaning``).
+
+    A one-value kind read without being ``sure`` of it is matched by meaning too: it replaces only a near
+    statement, not whatever the slot holds ("my old commute in Toronto" is no new home)."""
+    by_meaning = kind not in ONE_VALUE_KINDS or not sure
     if subject.kind == "relative" and subject.kin:
         if kind == "partner" and subject.kin in PARTNER_KIN:
-            return "partner", False
+            return "partner", not sure
         who = subject.kin + (f" {subject.name.lower()}" if subject.name else "")
         if kind in ONE_VALUE_KINDS or kind in MEANING_SLOTS:
-            return f"{who}:{kind}", kind not in ONE_VALUE_KINDS
+            return f"{who}:{kind}", by_meaning
         return None, False
     if kind == "pet" and (names := syntax.names_in(clause)):
         # A pet's facts share its slot by meaning; one that ends holds for all of them.
         return f"pet:{names[-1].lower()}", not ends
     if kind in ONE_VALUE_KINDS or kind in MEANING_SLOTS:
-        return kind, kind not in ONE_VALUE_KINDS
+        return kind, by_meaning
     return None, False
 
 
@@ -163,15 +170,17 @@ def _vectors(keys: Sequence[str], *, embed: Embed, known: Mapping[str, Sequence[
     return np.asarray([known[k] if k in known else made[k] for k in keys], dtype=np.float32).reshape(len(keys), -1)
 
 
-def _turn_act(acts: Sequence[str], readings: Sequence[Reading]) -> str:
+def _turn_act(acts: Sequence[str], readings: Sequence[Reading], *, read: bool) -> str:
+    """A turn's act from its sentences' (``acts``): a backchannel when all are; a question when it asks and
+    tells nothing: for a user's turn read for facts (``read``), when it asks and no clause is a fact ("Do
+    you remember which choir I sing in? My wife bet you don't."), for another, when every sentence asks."""
     said = [a for a in acts if a != "backchannel"]
     if not acts:
         return "statement"
     if not said:
         return "backchannel"
-    if all(a == "question" for a in said) and not any(r.is_fact for r in readings):
-        return "question"
-    return "statement"
+    asks = "question" in said if read else all(a == "question" for a in said)
+    return "question" if asks and not any(r.is_fact for r in readings) else "statement"
 
 
 def read_turns(
@@ -236,7 +245,7 @@ def read_turns(
         turn_acts.append(acts[position : position + n])
         position += n
     return [
-        TurnReading(message_id=message_id, act=_turn_act(act_list, readings), readings=tuple(readings))
+        TurnReading(message_id=message_id, act=_turn_act(act_list, readings, read=facts), readings=tuple(readings))
         for (message_id, readings), act_list in zip(results, turn_acts, strict=True)
     ]
 
@@ -302,7 +311,8 @@ def _read_clauses(message_id: int, clauses: list[list[tuple[str, np.ndarray]]], 
         kind_index = int(kind[i].argmax())
         kind_name = heads.kind.classes[kind_index]
         ends = bool(change[i, ends_column] >= 0.5)
-        slot, by_meaning = _slot(kind_name, subject, clause, ends=ends)
+        sure = float(kind[i, kind_index]) >= SURE_KIND
+        slot, by_meaning = _slot(kind_name, subject, clause, ends=ends, sure=sure)
         if slot and len(slot) > MAX_SLOT_CHARS:
             slot, by_meaning = None, False
         readings.append(

@@ -42,10 +42,10 @@ __all__ = [
 
 # Kin words and the pronoun that may stand for them ("" for either).
 KIN: dict[str, str] = {
-    **dict.fromkeys("husband boyfriend fiance brother son dad father grandpa grandfather grandson uncle "
-                    "nephew stepson stepdad stepfather".split(), "he"),
-    **dict.fromkeys("wife girlfriend fiancee sister daughter mom mum mother grandma grandmother granny nan "
-                    "granddaughter aunt niece stepdaughter stepmom stepmum stepmother".split(), "she"),
+    **dict.fromkeys("husband boyfriend fiance brother son dad daddy papa father appa abbu baba grandpa grandfather "
+                    "grandson uncle nephew stepson stepdad stepfather".split(), "he"),
+    **dict.fromkeys("wife girlfriend fiancee sister daughter mom mum mommy mummy mama mother amma ammi grandma "
+                    "grandmother granny nan granddaughter aunt niece stepdaughter stepmom stepmum stepmother".split(), "she"),
     **dict.fromkeys("partner spouse cousin twin sibling siblings parents grandparents kids children baby grandkids "
                     "grandchildren in-laws stepkids".split(), ""),
 }  # fmt: skip
@@ -72,7 +72,7 @@ _RELATIVE = re.compile(
     re.IGNORECASE,
 )
 # Kin a speaker names without "my" ("Dad retired", "mum got a puppy").
-_BARE_KIN = frozenset("dad mum mom mam grandma grandpa nan nana granny".split())
+_BARE_KIN = frozenset("dad mum mom mam mama papa amma appa grandma grandpa nan nana granny".split())
 # After "my sister's", a verb or a word of a clause ("my son's got", "my wife's not"), not something of hers.
 _IS_OR_HAS = frozenset("got been a an the not now still just so really very back in at on home off going gone".split())
 _PEOPLE_WORDS = "|".join(sorted((re.escape(p) for p in PEOPLE), key=len, reverse=True))

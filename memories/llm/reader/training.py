@@ -149,7 +149,7 @@ def augmented(examples: Sequence[Example], *, seed: int = 0) -> list[Example]:
     label: a fact followed by a request, a question or a reaction ("I live in Austin, any taco places?") is
     still that fact, and a statement; a change told with when it happened ("I quit the bakery last week")
     is still a fact; what a speaker says of themselves is a fact of the same kind when said of a relative
-    ("I have asthma" -> "My sister Ana has asthma")."""
+    ("I have asthma" -> "My sister Ana has asthma"); a question is one without its question mark too."""
     rng = random.Random(seed)
     facts = [ex for ex in examples if ex.kind in FACT_KINDS]
     tails = [ex.text for ex in examples if ex.kind in ("question", "chat") or ex.act in ("question", "backchannel")]
@@ -160,6 +160,10 @@ def augmented(examples: Sequence[Example], *, seed: int = 0) -> list[Example]:
     changes = [ex for ex in facts if _PAST.search(ex.text) and not _WHEN.search(ex.text)]
     for ex in rng.sample(changes, min(len(changes), AUGMENT_TIMES)):
         made.append(replace(ex, text=f"{ex.text.rstrip('.! ')} {rng.choice(_TIMES)}"))
+    # People leave the question mark out as often as not.
+    made += [
+        replace(ex, text=ex.text.rstrip(" ?")) for ex in examples if ex.kind == "question" and ex.text.endswith("?")
+    ]
     mine = [ex for ex in facts if ex.kind != "name" and re.match(r"^I(?:'m|'ve| )", ex.text)]
     for ex in rng.sample(mine, min(len(mine), AUGMENT_RELATIVES)):
         made.append(replace(ex, text=_said_of_relative(ex.text, rng)))
