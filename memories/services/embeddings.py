@@ -62,7 +62,7 @@ def embedding_parts(row: models.Model, *, subjects: Sequence[str] | None = None)
     if len(content) > _MAX_SPLIT_CHARS:
         sentences = _runs(content.split(), MAX_SENTENCE_PARTS)
     else:
-        sentences = split_sentences(content)
+        sentences = list(split_sentences(content))
         if len(sentences) > MAX_SENTENCE_PARTS:
             sentences = _runs(sentences, MAX_SENTENCE_PARTS)
     if sentences == [content]:

@@ -53,7 +53,7 @@ def messages_embed(*, embedder: Embedder, rows: Sequence[Message]) -> int:
     others = [r for r in rows if r.role != Role.USER]
     readings = {}
     for group, facts in ((users, with_facts), (others, False)):
-        turns = [(r.pk, r.speaker if r.named_speaker else None, r.content) for r in group]
+        turns = [(r.pk, r.speaker if r.named_speaker else None, r.content.strip()) for r in group]
         readings.update((t.message_id, t) for t in read_turns(turns, embed=embed, vectors=known, facts=facts))
     for row in rows:
         row.dialogue_act = readings[row.pk].act

@@ -207,47 +207,50 @@ def read_turns(
         ModelBackendError: ``embed`` failed.
     """
     heads = reader_heads()
-    plan: list[tuple[int, str | None, list[list[str]]]] = []
+    plan: list[tuple[int, str, int, list[str]]] = []  # per turn: its id, prefix, sentences and clauses
     sentence_keys: list[str] = []
-    other_keys: list[str] = []
     sentence_texts: list[str] = []
+    clause_keys: list[str] = []
     for message_id, speaker, text in turns:
         prefix = f"{speaker}: " if speaker else ""
-        clauses: list[list[str]] = []  # per clause: its key, then the keys of its shortened forms
-        for sentence in syntax.split_sentences(text):
+        sentences = syntax.split_sentences(text)
+        clauses: list[str] = []
+        for sentence in sentences:
             sentence_keys.append(prefix + sentence)
             sentence_texts.append(sentence)
-            if not facts:
-                continue
-            parts = syntax.clauses(syntax.normalised(sentence))
-            for part in parts:
-                keys = [prefix + sentence if len(parts) == 1 else prefix + part]
-                keys += [prefix + short for short in syntax.shortened(part)]
-                other_keys += keys[1:] if len(parts) == 1 else keys
-                clauses.append(keys)
-        plan.append((message_id, speaker, clauses))
-    sentence_vectors = _vectors(sentence_keys + other_keys, embed=embed, known=vectors)
-    by_key = dict(zip(sentence_keys + other_keys, sentence_vectors, strict=True))
-    acts = _argmax(heads.act, sentence_vectors[: len(sentence_keys)], sentence_texts)
+            parts = syntax.clauses(syntax.normalised(sentence)) if facts else []
+            clauses += [prefix + (sentence if len(parts) == 1 else part) for part in parts]
+        clause_keys += clauses
+        plan.append((message_id, prefix, len(sentences), clauses))
+    keys = list(dict.fromkeys(sentence_keys + clause_keys))
+    by_key = dict(zip(keys, _vectors(keys, embed=embed, known=vectors), strict=True))
+    acts = _argmax(heads.act, np.asarray([by_key[k] for k in sentence_keys]), sentence_texts)
+    # A clause read as no fact may say one before a tail ("I live in Austin, if that helps"): its shortened
+    # forms are embedded and read too, unless it is a wish or hypothetical, which holds for the whole clause.
+    shorter: dict[str, list[str]] = {}
+    if clause_keys:
+        prefixes = {key: prefix for _, prefix, _, clauses in plan for key in clauses}
+        texts = [key[len(prefixes[key]) :] for key in clause_keys]
+        stance = heads.stance.probabilities(np.asarray([by_key[k] for k in clause_keys]), heads.present(texts))
+        fact, wish = heads.stance.classes.index("fact"), heads.stance.classes.index("wish")
+        for key, text, row in zip(clause_keys, texts, stance, strict=True):
+            if row[fact] < FACT_THRESHOLD and row[wish] <= row[fact]:
+                shorter[key] = [prefixes[key] + short for short in syntax.shortened(syntax.normalised(text))]
+        more = list(dict.fromkeys(k for ks in shorter.values() for k in ks if k not in by_key))
+        by_key |= dict(zip(more, _vectors(more, embed=embed, known=vectors), strict=True))
     results: list[TurnReading] = []
     position = 0
-    for message_id, speaker, clauses in plan:
-        prefix = f"{speaker}: " if speaker else ""
+    for message_id, prefix, count, clauses in plan:
+        turn_acts = acts[position : position + count]
+        position += count
         readings = []
         if clauses:
-            candidates = [[(k[len(prefix) :], by_key[k]) for k in keys] for keys in clauses]
-            readings = _read_clauses(message_id, candidates, subject_name=speaker or speaker_subject)
-        results.append((message_id, readings))
-    # Each turn's sentences, in order, gave ``acts``.
-    turn_acts: list[list[str]] = []
-    for _message_id, _speaker, text in turns:
-        n = len(syntax.split_sentences(text))
-        turn_acts.append(acts[position : position + n])
-        position += n
-    return [
-        TurnReading(message_id=message_id, act=_turn_act(act_list, readings, read=facts), readings=tuple(readings))
-        for (message_id, readings), act_list in zip(results, turn_acts, strict=True)
-    ]
+            candidates = [[(k[len(prefix) :], by_key[k]) for k in [key, *shorter.get(key, [])]] for key in clauses]
+            readings = _read_clauses(message_id, candidates, subject_name=prefix[:-2] or speaker_subject)
+        results.append(
+            TurnReading(message_id=message_id, act=_turn_act(turn_acts, readings, read=facts), readings=tuple(readings))
+        )
+    return results
 
 
 @cache

@@ -97,8 +97,12 @@ _OPENER = re.compile(
     r"[\w-]+-wise|as of \w+|since \w+|for the record|just so you know)\b[,!.:]*\s+)+",
     re.IGNORECASE,
 )
-# Whom the speaker addresses before a first-person clause: "Maria, I've been busy".
-_VOCATIVE = re.compile(r"^(?-i:[A-Z][\w'-]+),\s+(?=(?:I|I'm|I've|my|we|we're|our)\b)")
+# A few words before a comma that lead into a first-person clause: whom the speaker addresses ("Maria, I've
+# been busy") or how they frame it ("Sometimes, but I am allergic to peanuts").
+_LEAD_IN = re.compile(
+    r"^(?:[\w'-]+\s+){0,2}[\w'-]+,\s+(?:(?:but|and|so|yet|though)\s+)?(?=(?:I|I'm|I've|I'd|my|we|we're|our)\b)",
+    re.IGNORECASE,
+)
 _CLAUSE_BREAK = re.compile(
     r"\s*(?:;|\s[-\u2013\u2014]+\s|:\s|\.{2,}|\u2026)\s*"
     r"|(?:,\s*(?:(?:and|but|so|because|cause|since|though|although|plus|while|yet|then|now|also)\s+)*"
@@ -176,7 +180,7 @@ def subject_of(clause: str, *, relative: Subject | None = None) -> Subject:
     """Who ``clause`` is about (see the module docstring); ``relative``: the relative the turn named last,
     whom "he" or "she" stands for when their kin word fits. Only what syntax can tell is told here: a clause
     about someone the syntax cannot place is the speaker's, and the stance classifier judges it."""
-    opener = _OPENER.match(clause) or _VOCATIVE.match(clause)
+    opener = _OPENER.match(clause) or _LEAD_IN.match(clause)
     start = opener.end() if opener else 0
     rest = clause[start:]
     if (match := _RELATIVE.match(rest)) and (match["my"] or match["kin"].lower() in _BARE_KIN):
@@ -255,17 +259,20 @@ def statement(clause: str, *, subject: Subject, speaker: str) -> str:
 
 
 def _speaker_named(text: str, *, speaker: str) -> str:
-    """A clause about the speaker whose subject is something else ("Peanuts make me break out in hives"):
-    the speaker's first pronoun becomes their name, the others third-person pronouns."""
+    """A clause about the speaker whose subject is something else ("Peanuts make me break out in hives",
+    "these days I earn my living ..."): the speaker's first pronoun becomes their name (a subject "I" with its
+    verb agreeing), the others third-person pronouns."""
     match = re.search(r"\b(?P<word>I'm|I|me|my|mine|myself|us|our|ours)\b", text, re.IGNORECASE)
     if match is None:
         return f"{speaker} said: \u201c{text}.\u201d"
+    name = speaker if match.start() == 0 or speaker != "The user" else "the user"
     word = match["word"].lower()
-    name = speaker if match.start() == 0 else speaker[:1].lower() + speaker[1:] if speaker == "The user" else speaker
-    named = {"i'm": f"{name} is", "my": f"{name}'s", "our": f"{name}'s", "mine": f"{name}'s", "ours": f"{name}'s"}
-    rest = third_person_pronouns(text[match.end() :])
-    rest = re.sub(r"\b(?:I'm|I am)\b", "they are", rest)
-    return text[: match.start()] + named.get(word, name) + re.sub(r"\bI\b", "they", rest)
+    if word in ("i", "i'm"):
+        said = third_person(text[match.start() :], subject=name)
+        return text[: match.start()] + re.sub(r"\bI\b", "they", said)
+    named = {"my": f"{name}'s", "our": f"{name}'s", "mine": f"{name}'s", "ours": f"{name}'s"}
+    rest = re.sub(r"\bI\b", "they", third_person_pronouns(text[match.end() :]))
+    return text[: match.start()] + named.get(word, name) + rest
 
 
 def _capitalised(said: str) -> str:
