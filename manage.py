@@ -6,9 +6,18 @@ import signal
 import sys
 
 # Commands that never open a database connection.
+_NO_DATABASE = {
+    "help",
+    "version",
+    "makemigrations",
+    "diffsettings",
+    "startapp",
+    "startproject",
+    "makemessages",
+    "train_reader",
+}
 # Commands that serve requests from threads, through a pool of connections (the others use none).
 _POOLED = {"serve", "runserver", "mcp"}
-_NO_DATABASE = {"help", "version", "makemigrations", "diffsettings", "startapp", "startproject", "makemessages"}
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from memories.models import (
     Session,
     Summary,
 )
+from memories.selectors import knowledge_with_later_turn
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.entities import entities_merge
@@ -288,7 +289,7 @@ class FactToReviewAdmin(KnowledgeAdmin):
     candidates when approval comes first), newest first, each with the turns it was raised from.
     Approve or reject with the actions, or correct the text in the list (saving it counts as reviewed)."""
 
-    list_display = ["fact_page", "content", "user", "slot", "said_in", "status"]
+    list_display = ["fact_page", "content", "user", "slot", "said_in", "later_turn", "status"]
     list_display_links = None
     list_editable = ["content"]
     list_filter = ["status", "slot", ("user", admin.RelatedOnlyFieldListFilter)]
@@ -307,7 +308,7 @@ class FactToReviewAdmin(KnowledgeAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Knowledge]:
         queue = super().get_queryset(request).filter(pk__in=knowledge_review_queue().values("pk"))
-        return queue.prefetch_related("source_messages")
+        return knowledge_with_later_turn(queue.prefetch_related("source_messages"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -331,6 +332,19 @@ class FactToReviewAdmin(KnowledgeAdmin):
             '<span class="said-when">{} · {}</span><br>{}',
             said,
             session,
+            quote if len(quote) <= 140 else quote[:139] + "…",
+        )
+
+    @admin.display(description="may be replaced by")
+    def later_turn(self, obj: Knowledge) -> str:
+        """A later turn on the fact's slot whose value was not read (the fact may no longer hold), inline."""
+        turn = Message.objects.filter(pk=obj.later_turn_id).first() if obj.later_turn_id else None
+        if turn is None:
+            return "-"
+        quote = f"{turn.speaker}: {turn.content}"
+        return format_html(
+            '<span class="replaced-flag">⚠ {}</span><br>{}',
+            f"{turn.created_at:%Y-%m-%d %H:%M}",
             quote if len(quote) <= 140 else quote[:139] + "…",
         )
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, F, Max, OuterRef, QuerySet
+from django.db.models import Exists, F, Max, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from memories.llm import get_chat_model
 from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Role, Session, Summary
 from memories.services.validation import field_errors, raise_if
 
@@ -16,6 +17,7 @@ __all__ = [
     "diary_list",
     "knowledge_list",
     "knowledge_timeline",
+    "knowledge_with_later_turn",
     "message_list",
     "message_list_awaiting_facts",
     "session_has_summary",
@@ -154,11 +156,14 @@ def session_list_behind_summary() -> QuerySet[Session]:
 
 
 def message_list_awaiting_facts() -> QuerySet[Message]:
-    """User turns fact extraction has not read yet: newer (by id) than their session's ``facts_read_through``.
+    """User turns fact extraction has not read yet.
 
-    Facts are raised from a session once it is summarised (``memories.tasks.extract_knowledge``), so a
-    turn waits here until its session's summary and the extraction after it have run.
+    The offline reader reads each turn as the worker embeds it (``Message.read``); a chat model that
+    writes facts (an LLM) reads a session once it is summarised (``memories.tasks.extract_knowledge``),
+    so there a turn waits until it is newer (by id) than its session's ``facts_read_through`` no more.
     """
+    if get_chat_model().mode == "extractive":
+        return Message.objects.filter(role=Role.USER, read=False)
     return Message.objects.filter(role=Role.USER, pk__gt=F("session__facts_read_through"))
 
 
@@ -175,3 +180,22 @@ def knowledge_timeline(*, user_id: int) -> QuerySet[Knowledge]:
         .select_related("source_session", "superseded_by")
         .order_by("slot", F("said_at").asc(nulls_first=True), "created_at", "id")
     )
+
+
+def knowledge_with_later_turn(facts: QuerySet[Knowledge]) -> QuerySet[Knowledge]:
+    """``facts`` annotated with ``later_turn_id``: the user's latest turn said after the fact that the reader
+    read as speaking of the fact's slot but that raised no fact there (its new value was not read), so it
+    may have replaced the fact; ``None`` when there is none. The same turns search shows a fact as changed by
+    (``search/sql/provenance.sql``)."""
+    later = (
+        Message.objects.filter(
+            user_id=OuterRef("user_id"),
+            slot=OuterRef("slot"),
+            created_at__gt=Coalesce(OuterRef("said_at"), OuterRef("created_at")),
+        )
+        .exclude(slot="")
+        .exclude(knowledge_candidates__slot=OuterRef("slot"))
+        .order_by("-created_at", "-id")
+        .values("pk")[:1]
+    )
+    return facts.annotate(later_turn_id=Subquery(later))

@@ -19,10 +19,11 @@ from django_q.tasks import async_task
 from memories.database import retry_after_schema_change
 from memories.kinds import KINDS, MemoryKind
 from memories.selectors import session_newest_message_id
-from memories.services.embeddings import embeddings_fill, embeddings_pending, messages_embed_claimed
+from memories.services.embeddings import embeddings_fill, embeddings_pending
 from memories.services.jobs import job_record_success, jobs_requeue_failed
 from memories.services.knowledge import knowledge_extract
 from memories.services.progress import session_facts_read_mark
+from memories.services.reading import messages_embed_claimed
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
 __all__ = ["embed_rows", "extract_knowledge", "record_success_after_failure", "summarize_session", "sweep"]

@@ -285,6 +285,8 @@ def test_a_user_scoped_key_reads_shared_knowledge_with_its_own(alice, bob_key, g
                 "results": [
                     {"content": "Bob is vegetarian.", "userId": "bob"},
                     {"content": "The support desk opens at 9am.", "userId": None},
+                    # Read from bob's own turn as it arrived ("Bob adopted a dog named Rex.").
+                    {"content": "The user said: \u201cBob adopted a dog named Rex.\u201d", "userId": "bob"},
                 ]
             }
         }

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memories', '0009_field_validators'),
+        ('memories', '0010_reader'),
     ]
 
     operations = [
