@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, F, Max, OuterRef, QuerySet, Subquery
+from django.db.models import Case, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -183,19 +183,18 @@ def knowledge_timeline(*, user_id: int) -> QuerySet[Knowledge]:
 
 
 def knowledge_with_later_turn(facts: QuerySet[Knowledge]) -> QuerySet[Knowledge]:
-    """``facts`` annotated with ``later_turn_id``: the user's latest turn said after the fact that the reader
-    read as speaking of the fact's slot but that raised no fact there (its new value was not read), so it
-    may have replaced the fact; ``None`` when there is none. The same turns search shows a fact as changed by
-    (``search/sql/provenance.sql``)."""
+    """``facts`` annotated with ``later_turn_id``: the user's latest turn said after the fact on the fact's
+    slot, so it may have replaced the fact: a turn the reader read as speaking of that slot (a one-value
+    slot such as ``job``; its new value may not have been read) or one that raised a fact in that slot;
+    ``None`` when there is none or the fact has no slot."""
     later = (
         Message.objects.filter(
+            Q(slot=OuterRef("slot")) | Q(knowledge_candidates__slot=OuterRef("slot")),
             user_id=OuterRef("user_id"),
-            slot=OuterRef("slot"),
             created_at__gt=Coalesce(OuterRef("said_at"), OuterRef("created_at")),
         )
-        .exclude(slot="")
-        .exclude(knowledge_candidates__slot=OuterRef("slot"))
+        .exclude(knowledge_candidates__pk=OuterRef("pk"))
         .order_by("-created_at", "-id")
         .values("pk")[:1]
     )
-    return facts.annotate(later_turn_id=Subquery(later))
+    return facts.annotate(later_turn_id=Case(When(slot="", then=None), default=Subquery(later)))

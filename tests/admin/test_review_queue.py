@@ -123,3 +123,16 @@ def test_a_users_facts_now_and_what_was_true_when(staff, client, add_messages, g
         (tokyo.content, "2024-01-10 10:00", "2024-06-01 10:00"),
         (osaka.content, "2024-06-01 10:00", "now"),
     ]
+
+
+def test_a_fact_a_later_turn_may_have_replaced_is_flagged_with_that_turn(staff, client, add_messages, gql):
+    add_messages("ines", "s1", [msg("I work as a nurse at Saint Luke's.", "2024-03-01T10:00:00Z")])
+    add_messages("ines", "s2", [msg("I am allergic to peanuts.", "2024-03-02T10:00:00Z")])
+    add_messages("ines", "s3", [msg("My job situation is a bit different these days.", "2024-03-04T10:00:00Z")])
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ines"})
+
+    rows = {row.content: row for row in client.get(QUEUE).context["cl"].result_list}
+    nurse, allergy = rows["The user works as a nurse at Saint Luke's."], rows["The user is allergic to peanuts."]
+    assert nurse.later_turn_id is not None and allergy.later_turn_id is None
+    page = client.get(QUEUE).content.decode()
+    assert "My job situation is a bit different these days." in page  # the later turn, inline
