@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install client browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client bench-abuse fuzz
+.PHONY: install client node browser redis run worker test lint bench bench-retrieval bench-speed bench-chatmemory bench-load bench-client bench-abuse fuzz
 
 # requirements.txt: what the service runs on; requirements-model.txt: exporting the model (torch);
 # requirements-dev.txt: tests and benchmarks.
@@ -25,9 +25,22 @@ $(CODEGEN_STAMP): clients/python/requirements-codegen.txt
 	$(CODEGEN_VENV)/bin/python -m pip install --quiet -r clients/python/requirements-codegen.txt
 	touch $(CODEGEN_STAMP)
 
-# Regenerate clients/python/memory_client/generated from the schema snapshot and the client's operations.
-client: install $(CODEGEN_STAMP)
+# The TypeScript client's build tools (GraphQL Code Generator, tsc), from its lock file; Node 20+ (Debian's if missing).
+TS_CLIENT := clients/typescript
+NODE_STAMP := $(TS_CLIENT)/node_modules/.installed
+node:
+	command -v node >/dev/null && command -v npm >/dev/null || \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm)
+
+$(NODE_STAMP): $(TS_CLIENT)/package-lock.json | node
+	cd $(TS_CLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
+
+# Regenerate both clients from the schema snapshot and the operations (clients/python/memory_client/operations):
+# the Python client's generated/, and the TypeScript client's src/generated/ and dist/.
+client: install $(CODEGEN_STAMP) $(NODE_STAMP)
 	$(PY) clients/python/codegen.py
+	cd $(TS_CLIENT) && npm run --silent build
 
 # The admin browser test (tests/admin/test_admin_browser.py) drives Debian's chromium + chromedriver.
 browser:
@@ -48,7 +61,7 @@ redis:
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server)
 
 # Two pytest processes (pytest-xdist), one per core. pytest exits 5 when it collects no tests: a failure, not a pass.
-test: install browser redis $(CODEGEN_STAMP)
+test: install browser redis $(CODEGEN_STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -n 2 $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; exit $$status
 
@@ -62,7 +75,7 @@ lint: install
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
 # Benchmarks (not part of `make test`): retrieval quality on LoCoMo, then speed and scale, then chatmemory beside us,
-# then the Python client against plain HTTP.
+# then the Python and TypeScript clients against plain HTTP, then abuse.
 bench: bench-retrieval bench-speed bench-chatmemory bench-load bench-client bench-abuse
 
 bench-retrieval: install
@@ -80,8 +93,9 @@ bench-load: install
 bench-abuse: install
 	$(PY) -m bench.abuse
 
-# A chatbot turn through the Python client against the plain-HTTP turn (median of 200 each).
-bench-client: install
+# A chatbot turn through the Python client against the plain-HTTP turn, and through the TypeScript client
+# against a plain fetch turn in Node (median of 200 each).
+bench-client: install node
 	$(PY) -m bench.client
 
 # chatmemory 0.2.8 from PyPI in a venv of its own (never in requirements*.txt), timed beside this service.

@@ -6,7 +6,18 @@ import signal
 import sys
 
 # Commands that never open a database connection.
-_NO_DATABASE = {"help", "version", "makemigrations", "diffsettings", "startapp", "startproject", "makemessages"}
+_NO_DATABASE = {
+    "help",
+    "version",
+    "makemigrations",
+    "diffsettings",
+    "startapp",
+    "startproject",
+    "makemessages",
+    "train_reader",
+}
+# Commands that serve requests from threads, through a pool of connections (the others use none).
+_POOLED = {"serve", "runserver", "mcp"}
 
 
 def main() -> None:
@@ -21,13 +32,25 @@ def main() -> None:
 
         # Its processes' connections carry this name (libpq reads it): /readyz sees that a worker runs.
         os.environ.setdefault("PGAPPNAME", WORKER_APPLICATION_NAME)
+    if command not in _POOLED:
+        # A one-off command needs one connection, not a pool (whose retries would hide why a connection fails).
+        os.environ.setdefault("DATABASE_POOL", "false")
     if command not in _NO_DATABASE and not command.startswith("-"):
         from memoryproject.embedded_db import ensure_embedded_database
 
         ensure_embedded_database()
         # SIGTERM leaves through atexit, as Ctrl-C does, so the embedded server can stop with the last user.
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    execute_from_command_line(sys.argv)
+    try:
+        execute_from_command_line(sys.argv)
+    except Exception as error:
+        from memories.database import database_mistake
+
+        # A command pointed at an empty or unreachable database: one line saying which, and what to set.
+        if (mistake := database_mistake(error)) is None:
+            raise
+        print(f"{command}: {mistake}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

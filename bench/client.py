@@ -1,4 +1,5 @@
-"""A chatbot turn through the Python client against the same turn in plain HTTP (the standard library).
+"""A chatbot turn through each client against the same turn in plain HTTP: the Python client against the
+standard library, the TypeScript client against ``fetch`` (in Node).
 
 Run from the repository root::
 
@@ -14,19 +15,26 @@ docs/integrations.md ("Without the client", the README's before the client: ``ur
 connection per request). The two alternate, turn by turn (the first of each pair alternating too),
 on the same user in sessions of 10 turns each, against ``manage.py serve`` (gunicorn, default
 settings, no worker) on a fresh database ``bench_client`` that holds an earlier session of the user.
+Then the same with the TypeScript client (``clients/typescript``, built and committed in ``dist``) in
+Node: docs/integrations.md's client turn ("TypeScript client": ``memory.turn`` and ``addMessages``)
+against its ``fetch`` turn ("Without the client"), alternating in one Node process
+(``bench/client_turns.mjs``), on the same server.
 Printed: the median, p90 and mean of each in milliseconds, the median CPU time the bench's
-process (the bot's side) spent per turn, the ratio of the medians (client / plain; the target
-is <= 1) and the median of the ratios of each pair (less moved by the machine's load drifting).
-The figures go to ``bench/results/client.json``.
+process (the bot's side) spent per turn, the ratio of the medians (client / plain; the targets:
+<= 1 for Python, <= 1.10 for TypeScript) and the median of the ratios of each pair (less moved by
+the machine's load drifting). The figures go to ``bench/results/client.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +44,7 @@ from bench.databases import fresh_database, setup_django
 from bench.report import REPO_ROOT, RESULTS_DIR, finish, percentile, render, run_record, table
 from bench.service import bench_api_key, served
 
-__all__ = ["main", "run"]
+__all__ = ["main", "run", "typescript_examples", "typescript_turns"]
 
 README = REPO_ROOT / "README.md"
 INTEGRATIONS = REPO_ROOT / "docs" / "integrations.md"
@@ -66,6 +74,48 @@ def _example(doc: Path, marker: str, url: str, key: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {}
     exec(compile(code, str(doc), "exec"), namespace)  # the doc's own example, as a reader runs it
     return namespace
+
+
+def typescript_examples(url: str, key: str, folder: Path) -> tuple[Path, Path]:
+    """docs/integrations.md's TypeScript client turn and its ``fetch`` turn, as ES modules in ``folder``
+    (written as the doc has them but for the URL, the key, and the client imported from its ``dist``)."""
+    blocks = re.findall(r"```js\n(.*?)```", INTEGRATIONS.read_text(), re.DOTALL)
+    (client,) = [b for b in blocks if 'from "memory-client"' in b]
+    (plain,) = [b for b in blocks if "await fetch(" in b]
+    module = (REPO_ROOT / "clients" / "typescript" / "dist" / "index.js").as_uri()
+    paths = folder / "client_turn.mjs", folder / "plain_turn.mjs"
+    for path, block in zip(paths, (client.replace('"memory-client"', f'"{module}"'), plain), strict=True):
+        path.write_text(
+            block.replace('"http://127.0.0.1:8000/graphql/"', json.dumps(url)).replace('"mem_..."', json.dumps(key))
+        )
+    return paths
+
+
+def typescript_turns(url: str, key: str, *, turns: int, warm_up: int = WARM_UP, user: str = USER) -> dict[str, Any]:
+    """Time ``turns`` TypeScript client turns and ``turns`` ``fetch`` turns in Node, alternating
+    (``bench/client_turns.mjs``); returns ``{"typescript": {"ms": [...], "cpuMs": [...]}, "fetch": ...}``.
+
+    Raises:
+        subprocess.CalledProcessError: Node failed (its output is in the error).
+    """
+    with tempfile.TemporaryDirectory(prefix="bench-client-") as folder:
+        client, plain = typescript_examples(url, key, Path(folder))
+        done = subprocess.run(
+            [
+                "node",
+                str(REPO_ROOT / "bench" / "client_turns.mjs"),
+                str(client),
+                str(plain),
+                str(turns),
+                str(warm_up),
+                user,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=3600,
+        )
+    return json.loads(done.stdout)
 
 
 def _reply_with(system: str, message: str) -> str:
@@ -109,9 +159,13 @@ def run(*, turns: int = 200) -> dict[str, Any]:
                     timings[name].append((time.perf_counter() - started) * 1000)
                     cpu[name].append((time.process_time() - cpu_started) * 1000)
         memory.close()
+        node = typescript_turns(url, key, turns=turns)
 
     client, plain = _figures(timings["client"], cpu["client"]), _figures(timings["plain"], cpu["plain"])
+    typescript = _figures(node["typescript"]["ms"], node["typescript"]["cpuMs"])
+    fetch = _figures(node["fetch"]["ms"], node["fetch"]["cpuMs"])
     pairs = [c / p for c, p in zip(timings["client"], timings["plain"], strict=True)]
+    node_pairs = [c / p for c, p in zip(node["typescript"]["ms"], node["fetch"]["ms"], strict=True)]
     return {
         **run_record("client", at="time"),
         "database": DATABASE,
@@ -119,20 +173,27 @@ def run(*, turns: int = 200) -> dict[str, Any]:
         "plain": plain,
         "median_ratio_client_over_plain": round(client["median_ms"] / plain["median_ms"], 3),
         "median_of_pair_ratios": round(statistics.median(pairs), 3),
+        "typescript": typescript,
+        "fetch": fetch,
+        "median_ratio_typescript_over_fetch": round(typescript["median_ms"] / fetch["median_ms"], 3),
+        "median_of_typescript_pair_ratios": round(statistics.median(node_pairs), 3),
     }
 
 
 def format_table(results: dict[str, Any]) -> str:
     """The figures of each kind of turn, and the ratios."""
     keys = ("turns", "median_ms", "p90_ms", "mean_ms", "median_client_cpu_ms")
+    names = {"client": "Python client", "plain": "Python urllib", "typescript": "TypeScript client", "fetch": "fetch"}
     rows = [
-        [name, *(f"{results[name][k]:.2f}" if k != "turns" else results[name][k] for k in keys)]
-        for name in ("client", "plain")
+        [label, *(f"{results[name][k]:.2f}" if k != "turns" else results[name][k] for k in keys)]
+        for name, label in names.items()
     ]
     return render(
         table(["turn", "turns", "median ms", "p90 ms", "mean ms", "bench CPU ms"], rows),
-        f"median ratio client / plain: {results['median_ratio_client_over_plain']:.3f} (target <= 1)\n"
-        f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}",
+        f"median ratio Python client / urllib: {results['median_ratio_client_over_plain']:.3f} (target <= 1); "
+        f"median of the pairs' ratios: {results['median_of_pair_ratios']:.3f}\n"
+        f"median ratio TypeScript client / fetch: {results['median_ratio_typescript_over_fetch']:.3f} "
+        f"(target <= 1.10); median of the pairs' ratios: {results['median_of_typescript_pair_ratios']:.3f}",
     )
 
 

@@ -31,6 +31,14 @@ its speaker states about themselves ("I am a vegetarian.", "My sister lives in O
 alone as a user's turn; recall is the share that raise at least one fact. ``--examples`` prints a
 random sample of statements with what they raised, for reading precision by eye.
 
+``--paraphrase [--split dev|test]``: the reader on statements and distractors written for this project
+(``bench/data/paraphrase_{dev,test}.jsonl``, one user turn each, by an author who saw neither the
+reader's examples nor its code; the test split is read once, at the end of a piece of work). A statement
+names its ``slot`` (the kind: job, residence, pet...), whose it is (``about``: ``self`` or a kin word),
+whether it ``ends`` a value, and ``value`` words any correct fact holds. Scores: *right fact* (a fact of
+that kind, that owner, with every value word and the right ending), *opposite* (an ending raised as a
+value that holds: a fact of that kind not marked as ending), *distractors raising a fact*.
+
 ``ObservationChatModel`` is a fake LLM for an upper-bound check of the pipeline: it returns the
 session's own observations about the user as facts, so precision and recall should both be ~1.
 """
@@ -48,7 +56,18 @@ import numpy as np
 
 from bench.locomo import DEFAULT_PATH
 
-__all__ = ["DEFAULT_PATH", "MSC_PATH", "ObservationChatModel", "main", "msc_recall", "run"]
+__all__ = [
+    "DEFAULT_PATH",
+    "MSC_PATH",
+    "PARAPHRASE_DIR",
+    "ObservationChatModel",
+    "main",
+    "msc_recall",
+    "paraphrase",
+    "run",
+]
+
+PARAPHRASE_DIR = Path(__file__).resolve().parent / "data"
 
 MSC_PATH = DEFAULT_PATH.parent.parent / "msc" / "msc_personas_train.json"
 # Message ids the bench hands the chat model: session * 1000 + turn, from dialogue ids such as "D3:12".
@@ -190,6 +209,68 @@ def msc_recall(path: Path = MSC_PATH, *, limit: int | None = None, sample: int =
     }
 
 
+def _owner_matches(whose: str | None, about: str) -> bool:
+    if about == "self":
+        return whose is None
+    return whose is not None and whose.split()[0] == about.lower()
+
+
+def paraphrase(split: str = "dev") -> dict:
+    """Score the configured chat model's ``extract_facts`` on ``paraphrase_{split}.jsonl`` (see the module docstring).
+
+    Returns:
+        ``{"statements", "right", "right_share", "endings", "opposite", "distractors", "raised_by_distractors",
+        "distractor_share", "by_slot": {slot: [right, n]}, "misses": [(text, expected, facts)]}``.
+    """
+    from memories.llm import get_chat_model
+    from memories.llm.reader import slot_parts
+
+    chat = get_chat_model()
+    items = [
+        json.loads(line) for line in (PARAPHRASE_DIR / f"paraphrase_{split}.jsonl").read_text().splitlines() if line
+    ]
+    right = opposite = endings = raised = distractors = 0
+    by_slot: dict[str, list[int]] = {}
+    misses = []
+    for index, item in enumerate(items):
+        facts = chat.extract_facts(messages=[(index, f"user: {item['text']}")], known_facts=[]).facts
+        if item["slot"] is None:
+            distractors += 1
+            raised += bool(facts)
+            if facts:
+                misses.append((item["text"], f"nothing ({item['why']})", [f.text for f in facts]))
+            continue
+        of_kind = [
+            f
+            for f in facts
+            if slot_parts(f.slot)[1] == item["slot"] and _owner_matches(slot_parts(f.slot)[0], item["about"])
+        ]
+        ok = any(f.ends == item["ends"] and all(v.lower() in f.text.lower() for v in item["value"]) for f in of_kind)
+        right += ok
+        tally = by_slot.setdefault(item["slot"], [0, 0])
+        tally[0] += ok
+        tally[1] += 1
+        if item["ends"]:
+            endings += 1
+            opposite += any(not f.ends for f in of_kind)
+        if not ok:
+            expected = f"{item['slot']} ({item['about']}{', ends' if item['ends'] else ''}) {item['value']}"
+            misses.append((item["text"], expected, [f"{f.text} [{f.slot}{', ends' if f.ends else ''}]" for f in facts]))
+    statements = len(items) - distractors
+    return {
+        "statements": statements,
+        "right": right,
+        "right_share": right / statements if statements else None,
+        "endings": endings,
+        "opposite": opposite,
+        "distractors": distractors,
+        "raised_by_distractors": raised,
+        "distractor_share": raised / distractors if distractors else None,
+        "by_slot": by_slot,
+        "misses": misses,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Print candidate precision and recall per threshold, and each candidate with its nearest observation."""
     parser = argparse.ArgumentParser(prog="python -m bench.facts", description=__doc__.split("\n\n")[0])
@@ -198,12 +279,27 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--examples", action="store_true", help="print every candidate with its nearest observation")
     parser.add_argument("--msc", action="store_true", help="recall on MSC persona statements instead")
     parser.add_argument("--limit", type=int, help="with --msc: only the first N statements")
+    parser.add_argument("--paraphrase", action="store_true", help="the reader on paraphrased statements instead")
+    parser.add_argument("--split", choices=["dev", "test"], default="dev", help="with --paraphrase: which split")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryproject.settings")
     os.environ.setdefault("BENCH_FACTS_PATH", str(args.path))
     import django
 
     django.setup()
+    if args.paraphrase:
+        result = paraphrase(args.split)
+        print(
+            f"paraphrase {args.split}: right fact {result['right']}/{result['statements']} "
+            f"({result['right_share']:.3f}); "
+            f"endings read as holding {result['opposite']}/{result['endings']}; distractors raising a fact "
+            f"{result['raised_by_distractors']}/{result['distractors']} ({result['distractor_share']:.3f})"
+        )
+        print("by slot: " + ", ".join(f"{k} {r}/{n}" for k, (r, n) in sorted(result["by_slot"].items())))
+        if args.examples:
+            for text, expected, facts in result["misses"]:
+                print(f"- {text}\n    expected {expected}; got {facts}")
+        return
     if args.msc:
         result = msc_recall(limit=args.limit, sample=60 if args.examples else 0)
         print(

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from functools import partial
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.http import HttpRequest
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from memories.admin_facts import user_facts_view
 from memories.admin_playground import playground_view
 from memories.models import (
     ApiKey,
@@ -27,6 +30,7 @@ from memories.models import (
     Session,
     Summary,
 )
+from memories.selectors import knowledge_with_later_turn
 from memories.services.api_keys import api_key_assign_secret, api_key_revoke
 from memories.services.curation import curated_save
 from memories.services.entities import entities_merge
@@ -43,6 +47,8 @@ admin.site.site_header = "Memory service"
 admin.site.site_title = "Memory service admin"
 admin.site.index_title = "Curation"
 admin.site.site_url = "/graphql/"  # "View site": the service has no other page
+# The lists need the width (the review queue at 1,280 px): the index and breadcrumbs lead everywhere.
+admin.site.enable_nav_sidebar = False
 
 
 class EmbeddingStatusMixin:
@@ -65,14 +71,26 @@ class EmbeddingStatusMixin:
 class EndUserAdmin(admin.ModelAdmin):
     """End users; also serves the playground (``memories.admin_playground``), linked from the index."""
 
-    list_display = ["external_id", "created_at"]
+    list_display = ["external_id", "created_at", "facts"]
     search_fields = ["external_id"]
     ordering = ["external_id"]
     date_hierarchy = "created_at"
 
     def get_urls(self) -> list:
         playground = self.admin_site.admin_view(partial(playground_view, admin_site=self.admin_site))
-        return [path("playground/", playground, name="memories_playground"), *super().get_urls()]
+        facts = self.admin_site.admin_view(partial(user_facts_view, admin_site=self.admin_site))
+        return [
+            path("playground/", playground, name="memories_playground"),
+            path("<int:user_id>/facts/", facts, name="memories_enduser_facts"),
+            *super().get_urls(),
+        ]
+
+    @admin.display(description="facts")
+    def facts(self, obj: EndUser) -> str:
+        """A link to the user's facts now and what was true when (``memories.admin_facts``)."""
+        return format_html(
+            '<a href="{}">current facts and history</a>', reverse("admin:memories_enduser_facts", args=[obj.pk])
+        )
 
     def delete_model(self, request: HttpRequest, obj: EndUser) -> None:
         # As forgetUser does: no copy of the user's facts stays in their audit trail or the admin log.
@@ -152,6 +170,20 @@ class SummaryAdmin(EmbeddingStatusMixin, admin.ModelAdmin):
         self.message_user(request, f"Queued {len(queued)} summaries to be written again.")
 
 
+class ContradictionFilter(admin.BooleanFieldListFilter):
+    """``needs_review``: an unslotted fact contradicting another active one, for a curator to settle;
+    not the same as awaiting review (raised from a conversation and not checked yet)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = "contradicts another fact"
+
+
+def _awaiting_review() -> Exists:
+    """An annotation of ``Knowledge`` rows: whether the review queue holds it (the banner counts the same)."""
+    return Exists(knowledge_review_queue().filter(pk=OuterRef("pk")))
+
+
 @admin.register(Knowledge)
 class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     """Per-user or shared (no user) facts. Saving changed text re-embeds it in the background;
@@ -163,15 +195,14 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
         "user",
         "status",
         "slot",
-        "said_at",
-        "needs_review",
-        "source_session",
-        "updated_at",
+        "said",
+        "said_in_session",
+        "awaiting_review",
         "embedding_current",
     ]
     list_filter = [
         "status",
-        "needs_review",  # unslotted facts that contradict one another: a curator decides
+        ("needs_review", ContradictionFilter),  # unslotted facts that contradict one another: a curator decides
         "slot",
         ("user", admin.RelatedOnlyFieldListFilter),  # includes "-": shared knowledge (no user)
         "updated_at",
@@ -194,9 +225,27 @@ class KnowledgeAdmin(EmbeddingStatusMixin, SimpleHistoryAdmin):
     history_list_display = ["content", "status", "superseded_by"]
     actions = ["approve", "reject"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Knowledge]:
+        return super().get_queryset(request).annotate(awaiting_review=_awaiting_review())
+
     def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
         awaiting = knowledge_review_queue().count()
         return super().changelist_view(request, {**(extra_context or {}), "candidates_awaiting": awaiting})
+
+    @admin.display(boolean=True, description="awaiting review", ordering="awaiting_review")
+    def awaiting_review(self, obj: Knowledge) -> bool:
+        """In the review queue: a candidate, or raised from a conversation and not checked yet."""
+        return obj.awaiting_review
+
+    @admin.display(description="said", ordering="said_at")
+    def said(self, obj: Knowledge) -> str:
+        """When the fact was said (conversation time, UTC), compactly."""
+        return f"{obj.said_at:%Y-%m-%d %H:%M}" if obj.said_at else "-"
+
+    @admin.display(description="said in session", ordering="source_session__external_id")
+    def said_in_session(self, obj: Knowledge) -> str:
+        """The chatbot's id of the session the fact was raised from."""
+        return obj.source_session.external_id if obj.source_session_id else "-"
 
     @admin.display(description="said in")
     def source_excerpt(self, obj: Knowledge) -> str:
@@ -240,15 +289,26 @@ class FactToReviewAdmin(KnowledgeAdmin):
     candidates when approval comes first), newest first, each with the turns it was raised from.
     Approve or reject with the actions, or correct the text in the list (saving it counts as reviewed)."""
 
-    list_display = ["content", "user", "status", "said_in", "said_at", "created_at"]
+    list_display = ["fact_page", "content", "user", "slot", "said_in", "later_turn", "status"]
     list_display_links = None
     list_editable = ["content"]
     list_filter = ["status", "slot", ("user", admin.RelatedOnlyFieldListFilter)]
     ordering = ["-created_at", "-id"]
     date_hierarchy = None
 
+    def get_changelist_form(self, request: HttpRequest, **kwargs: object) -> type[forms.ModelForm]:
+        # One line a fact, corrected in place (in full on its page).
+        kwargs.setdefault("widgets", {"content": forms.TextInput(attrs={"size": 36})})
+        return super().get_changelist_form(request, **kwargs)
+
+    @admin.display(description="fact", ordering="id")
+    def fact_page(self, obj: Knowledge) -> str:
+        """A link to the fact's page: its whole text, source turns, status and history."""
+        return format_html('<a href="{}">#{}</a>', reverse("admin:memories_knowledge_change", args=[obj.pk]), obj.pk)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Knowledge]:
-        return super().get_queryset(request).filter(pk__in=knowledge_review_queue().values("pk"))
+        queue = super().get_queryset(request).filter(pk__in=knowledge_review_queue().values("pk"))
+        return knowledge_with_later_turn(queue.prefetch_related("source_messages"))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -260,9 +320,33 @@ class FactToReviewAdmin(KnowledgeAdmin):
             setattr(fact, name, getattr(obj, name))
         super().save_model(request, fact, form, change)
 
-    @admin.display(description="said in")
+    @admin.display(description="source turn", ordering="said_at")
     def said_in(self, obj: Knowledge) -> str:
-        return self.source_excerpt(obj)
+        """When it was said, in which session, and the (latest) turn it was raised from, cut to a line or two."""
+        turns = list(obj.source_messages.all())
+        turn = max(turns, key=lambda m: (m.created_at, m.pk), default=None)
+        said = f"{obj.said_at:%Y-%m-%d %H:%M}" if obj.said_at else "-"
+        session = obj.source_session.external_id if obj.source_session_id else "-"
+        quote = f"{turn.speaker}: {turn.content}" if turn else ""
+        return format_html(
+            '<span class="said-when">{} · {}</span><br>{}',
+            said,
+            session,
+            quote if len(quote) <= 140 else quote[:139] + "…",
+        )
+
+    @admin.display(description="may be replaced by")
+    def later_turn(self, obj: Knowledge) -> str:
+        """A later turn on the fact's slot whose value was not read (the fact may no longer hold), inline."""
+        turn = Message.objects.filter(pk=obj.later_turn_id).first() if obj.later_turn_id else None
+        if turn is None:
+            return "-"
+        quote = f"{turn.speaker}: {turn.content}"
+        return format_html(
+            '<span class="replaced-flag">⚠ {}</span><br>{}',
+            f"{turn.created_at:%Y-%m-%d %H:%M}",
+            quote if len(quote) <= 140 else quote[:139] + "…",
+        )
 
 
 @admin.register(Diary)

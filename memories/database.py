@@ -28,10 +28,12 @@ import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+import psycopg.errors
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, ProgrammingError, connection
 
 __all__ = [
+    "database_mistake",
     "database_reconnect",
     "database_unavailable",
     "first_line",
@@ -55,6 +57,8 @@ TRANSIENT_ATTEMPTS = 4
 _TRANSIENT_PAUSE_SECONDS = 0.4
 # Server states that mean "no database here now": admin shutdown, crash shutdown, cannot connect now.
 _SHUTDOWN_STATES = {"57P01", "57P02", "57P03"}
+# A connection refused for what it names: no such database, a wrong password, no such role or no access.
+_CONNECTION_REFUSED_STATES = {"3D000", "28P01", "28000"}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -179,3 +183,31 @@ def retry_after_schema_change(function: Callable[P, R]) -> Callable[P, R]:
             return function(*args, **kwargs)
 
     return run
+
+
+def _database_named() -> str:
+    """The database this process uses, as an operator knows it (no password)."""
+    db = settings.DATABASES["default"]
+    if settings.EMBEDDED_DB:
+        return f"the embedded PostgreSQL in {settings.EMBEDDED_DB_DIR}"
+    where = db.get("HOST") or db.get("OPTIONS", {}).get("host") or "the local socket"
+    return f"database {db.get('NAME')!r} on {where}" + (f":{db['PORT']}" if db.get("PORT") else "")
+
+
+def database_mistake(error: BaseException) -> str | None:
+    """One line for a command pointed at the wrong database: one without this service's tables (an empty
+    embedded PostgreSQL made afresh because EMBEDDED_DB_DIR or DATABASE_URL differ from the service's),
+    or one it cannot reach. ``None`` for any other error (it keeps its traceback)."""
+    same = (
+        "run the command with the DATABASE_URL or EMBEDDED_DB_DIR the service runs with (the same .env, "
+        "or the same variables set in this terminal)"
+    )
+    if isinstance(error, ProgrammingError) and isinstance(error.__cause__, psycopg.errors.UndefinedTable):
+        return (
+            f"{_database_named()} has no tables of this service ({first_line(error)}): it is empty or not the "
+            f"service's. {same[0].upper()}{same[1:]}, or set this one up with `manage.py migrate`."
+        )
+    refused = getattr(error.__cause__, "sqlstate", None) in _CONNECTION_REFUSED_STATES
+    if isinstance(error, OperationalError) and (refused or database_unavailable(error)):
+        return f"Cannot connect to {_database_named()} ({first_line(error)}): {same}, and check that it is running."
+    return None

@@ -5,20 +5,25 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Case, Exists, F, Max, OuterRef, Q, QuerySet, Subquery, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Session, Summary
+from memories.llm import get_chat_model
+from memories.models import Diary, Knowledge, KnowledgeStatus, Message, Role, Session, Summary
 from memories.services.validation import field_errors, raise_if
 
 __all__ = [
     "diary_list",
     "knowledge_list",
+    "knowledge_timeline",
+    "knowledge_with_later_turn",
     "message_list",
+    "message_list_awaiting_facts",
     "session_has_summary",
     "session_list",
     "session_list_behind_summary",
+    "session_newest_message_id",
     "session_summary_is_current",
     "summary_list",
 ]
@@ -148,3 +153,48 @@ def session_list_behind_summary() -> QuerySet[Session]:
     (session, id) index per session."""
     newer = Message.objects.filter(session=OuterRef("pk"), pk__gt=Coalesce(OuterRef("summary__last_message_id"), 0))
     return Session.objects.filter(Exists(newer))
+
+
+def message_list_awaiting_facts() -> QuerySet[Message]:
+    """User turns fact extraction has not read yet.
+
+    The offline reader reads each turn as the worker embeds it (``Message.read``); a chat model that
+    writes facts (an LLM) reads a session once it is summarised (``memories.tasks.extract_knowledge``),
+    so there a turn waits until it is newer (by id) than its session's ``facts_read_through`` no more.
+    """
+    if get_chat_model().mode == "extractive":
+        return Message.objects.filter(role=Role.USER, read=False)
+    return Message.objects.filter(role=Role.USER, pk__gt=F("session__facts_read_through"))
+
+
+def session_newest_message_id(*, session_id: int) -> int:
+    """The id of the session's newest message in arrival order (0 when it has none)."""
+    return Message.objects.filter(session_id=session_id).aggregate(newest=Max("pk"))["newest"] or 0
+
+
+def knowledge_timeline(*, user_id: int) -> QuerySet[Knowledge]:
+    """Every fact of one end user (pk), in every status, by slot and then by when it was said (or added):
+    within a slot, each fact held from its ``said_at`` until its successor's (``superseded_by``)."""
+    return (
+        Knowledge.objects.filter(user_id=user_id)
+        .select_related("source_session", "superseded_by")
+        .order_by("slot", F("said_at").asc(nulls_first=True), "created_at", "id")
+    )
+
+
+def knowledge_with_later_turn(facts: QuerySet[Knowledge]) -> QuerySet[Knowledge]:
+    """``facts`` annotated with ``later_turn_id``: the user's latest turn said after the fact on the fact's
+    slot, so it may have replaced the fact: a turn the reader read as speaking of that slot (a one-value
+    slot such as ``job``; its new value may not have been read) or one that raised a fact in that slot;
+    ``None`` when there is none or the fact has no slot."""
+    later = (
+        Message.objects.filter(
+            Q(slot=OuterRef("slot")) | Q(knowledge_candidates__slot=OuterRef("slot")),
+            user_id=OuterRef("user_id"),
+            created_at__gt=Coalesce(OuterRef("said_at"), OuterRef("created_at")),
+        )
+        .exclude(knowledge_candidates__pk=OuterRef("pk"))
+        .order_by("-created_at", "-id")
+        .values("pk")[:1]
+    )
+    return facts.annotate(later_turn_id=Case(When(slot="", then=None), default=Subquery(later)))

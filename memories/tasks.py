@@ -21,9 +21,12 @@ from django_q.tasks import async_task
 from memories.database import retry_after_schema_change
 from memories.kinds import KINDS, MemoryKind
 from memories.maintenance import guarded_task
-from memories.services.embeddings import embeddings_fill, embeddings_pending, messages_embed_claimed
+from memories.selectors import session_newest_message_id
+from memories.services.embeddings import embeddings_fill, embeddings_pending
 from memories.services.jobs import job_record_failure, job_record_success, jobs_requeue_failed
 from memories.services.knowledge import knowledge_extract
+from memories.services.progress import session_facts_read_mark
+from memories.services.reading import messages_embed_claimed
 from memories.services.summaries import summaries_enqueue_stale, summary_create
 
 __all__ = [
@@ -71,7 +74,11 @@ def extract_knowledge(session_id: int, sweep_round: int = 0) -> int:
     ``sweep_round``: how many sweeps have queued this again after it failed (0: first queued
     by the summary); kept in the task so the sweep knows when to stop.
     """
-    return len(knowledge_extract(session_id=session_id))
+    # Messages arriving while it reads may be left out: they wait for the next summary's extraction.
+    through = session_newest_message_id(session_id=session_id)
+    created = knowledge_extract(session_id=session_id)
+    session_facts_read_mark(session_id=session_id, through_message_id=through)
+    return len(created)
 
 
 @guarded_task

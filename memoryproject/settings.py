@@ -61,10 +61,14 @@ INSTALLED_APPS = [
     "simple_history",
     # Throttles logins to the admin (django-axes): a locked-out login answers HTTP 429.
     "axes",
+    # CORS headers for the browsers of CORS_ALLOWED_ORIGINS (django-cors-headers); none by default.
+    "corsheaders",
     "memories",
 ]
 
 MIDDLEWARE = [
+    # First, as django-cors-headers asks: its headers go on every answer, a preflight's and an error's too.
+    "corsheaders.middleware.CorsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # While `manage.py maintenance` runs (a restore), requests are answered 503 MAINTENANCE (memories.maintenance).
@@ -336,6 +340,17 @@ STRAWBERRY_DJANGO = {
     # The library cuts pages at this (its default: 100); ours refuse a larger limit first.
     "PAGINATION_MAX_LIMIT": MAX_PAGE_SIZE,
 }
+
+# --- Browsers (docs/integrations.md, "Browser frontends") ------------------------------
+# Pages of these origins (scheme://host[:port]) may call /graphql/ from a browser; empty: none may.
+CORS_ALLOWED_ORIGINS = env.list("CORS_ALLOWED_ORIGINS", default=[])
+CORS_URLS_REGEX = r"^/graphql/?$"
+# A browser holds a user token (createUserToken), never an API key: signed with USER_TOKEN_SECRET
+# (empty: SECRET_KEY; change it to revoke every token), valid USER_TOKEN_SECONDS unless minted for
+# less, at most USER_TOKEN_MAX_SECONDS.
+USER_TOKEN_SECRET = env.str("USER_TOKEN_SECRET", default="")
+USER_TOKEN_MAX_SECONDS = _number("USER_TOKEN_MAX_SECONDS", 86400, minimum=1)
+USER_TOKEN_SECONDS = _number("USER_TOKEN_SECONDS", 900, minimum=1, maximum=USER_TOKEN_MAX_SECONDS)
 
 # --- Health and metrics (memories.health, memories.metrics) ----------------------------
 # /metrics is served to clients sending this as a Bearer token (empty: to no one).

@@ -22,6 +22,7 @@ from memories.graphql.types import (
     ForgetUserResult,
     KnowledgeType,
     QueuedSummariesResult,
+    UserTokenType,
 )
 from memories.services.diaries import diaries_delete_all, diary_delete, diary_upsert
 from memories.services.history import history_delete, user_forget
@@ -34,6 +35,7 @@ from memories.services.knowledge import (
 )
 from memories.services.messages import MessageIn, messages_add
 from memories.services.summaries import summaries_delete, summaries_request
+from memories.services.user_tokens import user_token_create
 
 __all__ = ["Mutation"]
 
@@ -181,3 +183,14 @@ class Mutation:
             knowledge=forgotten.knowledge,
             diaries=forgotten.diaries,
         )
+
+    @mutation(
+        description="A backend holding an API key mints a short-lived token for one end user, to hand to that "
+        "user's browser: it acts on userId only, with the same rules as a key scoped to that user, never curates, "
+        "and expires after ttlSeconds (default USER_TOKEN_SECONDS). Needs an API key (a token cannot mint one)."
+    )
+    def create_user_token(self, info: strawberry.Info, user_id: str, ttl_seconds: int | None = None) -> UserTokenType:
+        minted = user_token_create(
+            api_key_id=scope_of(info).api_key_id, user_external_id=user_id, ttl_seconds=ttl_seconds
+        )
+        return UserTokenType(token=minted.token, user_id=minted.user_external_id, expires_at=minted.expires_at)

@@ -15,6 +15,8 @@
   with ``ApiKey.may_curate`` or a staff session. ``approveKnowledge`` and ``rejectKnowledge`` are
   refused by ``InUserScope``; ``updateKnowledge`` passes ``may_curate`` to ``knowledge_update``,
   which refuses a candidate once it holds the row's lock (only it knows the status).
+- A user token (``memories.services.user_tokens``, for a browser) is scoped to its one end user by
+  the same rules; it never curates, and ``createUserToken`` refuses it (no token mints another).
 """
 
 from __future__ import annotations
@@ -32,8 +34,18 @@ from strawberry_django.fields.types import OperationInfo, OperationMessage
 from strawberry_django.permissions import DjangoNoPermission, DjangoPermissionExtension
 
 from memories.services.api_keys import api_key_authenticate
+from memories.services.user_tokens import TOKEN_PREFIX, user_token_authenticate
 
-__all__ = ["FORBIDDEN", "InUserScope", "Scope", "ScopedType", "api_key_scope", "require_curation", "scope_of"]
+__all__ = [
+    "FORBIDDEN",
+    "InUserScope",
+    "Scope",
+    "ScopedType",
+    "api_key_scope",
+    "bearer_scope",
+    "require_curation",
+    "scope_of",
+]
 
 # The code of every refusal for want of permission: a top-level error's ``extensions.code``, or an
 # ``OperationInfo`` message's ``code``.
@@ -42,6 +54,8 @@ FORBIDDEN = "FORBIDDEN"
 _USER_ARGUMENTS = {"user_id": "userId", "user_ids": "userIds"}
 # Top-level fields that curate knowledge: they need a scope that may curate.
 _CURATING_FIELDS = frozenset({"approveKnowledge", "rejectKnowledge"})
+# Top-level fields a user token may not run.
+_KEY_ONLY_FIELDS = frozenset({"createUserToken"})
 
 
 @dataclass(frozen=True)
@@ -50,13 +64,22 @@ class Scope:
 
     ``may_curate``: may approve, reject and edit fact candidates. ``actor``: who the caller is in
     the knowledge's audit history (``"api key <name> (#<id>)"``; empty for a staff session, whose
-    user the history records itself).
+    user the history records itself). ``api_key_id``: the API key behind the caller (its own, or the
+    one its user token was minted with; ``None`` for a staff session). ``user_token``: the caller
+    holds a user token (a browser), not an API key.
     """
 
     all_users: bool
     user_external_ids: frozenset[str] = frozenset()
     may_curate: bool = False
     actor: str = ""
+    api_key_id: int | None = None
+    user_token: bool = False
+
+    @property
+    def credential(self) -> str:
+        """What the caller holds, as the API's messages name it."""
+        return "user token" if self.user_token else "API key"
 
     def allows(self, user_external_id: str) -> bool:
         """Whether this end user's data may be read or changed."""
@@ -92,6 +115,25 @@ def api_key_scope(raw_key: str) -> Scope | None:
         may_curate=key.may_curate,
         # The history's change reason holds 100 characters: the name is cut, the id kept.
         actor=f"api key {key.name[:72]} (#{key.pk})",
+        api_key_id=key.pk,
+    )
+
+
+def bearer_scope(credential: str) -> Scope | None:
+    """The scope of a bearer credential: a user token (``memu_...``: its one end user, no curation)
+    or an API key (``api_key_scope``); ``None`` for an empty, wrong, expired or revoked one. One query."""
+    if not credential.startswith(TOKEN_PREFIX):
+        return api_key_scope(credential)
+    found = user_token_authenticate(token=credential)
+    if found is None:
+        return None
+    key, user = found
+    return Scope(
+        all_users=False,
+        user_external_ids=frozenset({user}),
+        actor=f"user token of api key {key.name[:60]} (#{key.pk})",
+        api_key_id=key.pk,
+        user_token=True,
     )
 
 
@@ -146,12 +188,14 @@ def _refusal(scope: Scope, field_name: str, arguments: dict[str, Any]) -> tuple[
     if not named and not scope.all_users:
         return (
             f"{field_name} names no end user, so it acts on shared data: it needs an all-users API "
-            "key. This key must name its end users (userId or userIds).",
+            f"key. This {'token' if scope.user_token else 'key'} must name its end users (userId or userIds).",
             None,
         )
     for api_name, users in named.items():
         if denied := sorted(u for u in users if not scope.allows(u)):
-            return f"This API key may not act on user {denied[0]!r}.", api_name
+            return f"This {scope.credential} may not act on user {denied[0]!r}.", api_name
+    if field_name in _KEY_ONLY_FIELDS and scope.user_token:
+        return f"{field_name} needs an API key: a user token cannot mint tokens.", None
     return None
 
 

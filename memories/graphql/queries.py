@@ -89,7 +89,8 @@ class Query:
     @strawberry.field(
         extensions=[InUserScope()],
         description="How far the worker is behind for a user (or, without userId, for every user: an all-users "
-        "key): messages waiting for a vector, sessions waiting for a summary and when each is due.",
+        "key): messages waiting for a vector, sessions waiting for a summary and when each is due, user turns "
+        "waiting to be read for facts, and whether all is processed.",
     )
     def backlog(self, user_id: str | None = None, limit: int = 100) -> BacklogType:
         if not 1 <= limit <= settings.MAX_PAGE_SIZE:
@@ -101,6 +102,8 @@ class Query:
                 PendingSummaryType(user_id=p.user_id, session_id=p.session_id, due_at=p.due_at)
                 for p in result.sessions_waiting_for_summary
             ],
+            messages_waiting_for_facts=result.messages_waiting_for_facts,
+            all_processed=result.all_processed,
         )
 
     @strawberry_django.offset_paginated(

@@ -43,6 +43,7 @@ __all__ = [
     "QueuedSummariesResult",
     "SessionType",
     "SummaryType",
+    "UserTokenType",
 ]
 
 
@@ -354,7 +355,8 @@ class PendingSummaryType:
     user_id: str
     session_id: str
     due_at: datetime = strawberry.field(
-        description="When the sweep writes it (SUMMARY_IDLE_MINUTES after the last message; createSummaries: now)."
+        description="When it is written: SUMMARY_IDLE_MINUTES after the last message, or when createSummaries "
+        "asked for it."
     )
 
 
@@ -362,3 +364,17 @@ class PendingSummaryType:
 class BacklogType:
     messages_waiting_for_vector: int = strawberry.field(description="Messages not yet embedded (not ranked by vector).")
     sessions_waiting_for_summary: list[PendingSummaryType] = strawberry.field(description="Soonest due first.")
+    messages_waiting_for_facts: int = strawberry.field(
+        description="User turns not yet read for facts (a session's facts are raised once it is summarised)."
+    )
+    all_processed: bool = strawberry.field(
+        description="Whether nothing waits: every message embedded, every session summarised, every user turn "
+        "read for facts."
+    )
+
+
+@strawberry.type(name="UserToken", description="A short-lived credential for one end user, for a browser.")
+class UserTokenType:
+    token: str = strawberry.field(description="Send it as `Authorization: Bearer <token>`; it acts on userId only.")
+    user_id: str
+    expires_at: datetime = strawberry.field(description="After this it is refused (UNAUTHENTICATED).")

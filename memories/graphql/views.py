@@ -21,8 +21,9 @@ from strawberry.http import GraphQLRequestData
 
 from memories.database import database_reconnect
 from memories.graphql.errors import SCHEMA_CHANGED
-from memories.graphql.permissions import Scope, api_key_scope
+from memories.graphql.permissions import Scope, bearer_scope
 from memories.http import RETRY_AFTER_SECONDS, error_body
+from memories.services.user_tokens import TOKEN_PREFIX
 
 __all__ = ["MemoryGraphQLView", "too_large_message"]
 
@@ -32,6 +33,7 @@ _UNAUTHENTICATED = (
     "Authentication required: send `Authorization: Bearer <API key>` "
     "(create one with `manage.py create_api_key`), or log into the admin to use GraphiQL."
 )
+_INVALID_TOKEN = "Invalid, expired or revoked user token: ask your backend for a new one (createUserToken)."
 _NOT_AN_OBJECT = 'The request body must be a JSON object: {"query": "...", "variables": {...}, "operationName": "..."}.'
 
 
@@ -51,7 +53,8 @@ def _error(message: str, code: str, status: int) -> JsonResponse:
 class MemoryGraphQLView(GraphQLView):
     """Strawberry's view behind authentication.
 
-    - ``Authorization: Bearer <key>``: an active API key; its scope is the key's end users.
+    - ``Authorization: Bearer <key>``: an active API key; its scope is the key's end users. Or a
+      user token a backend minted for a browser (``createUserToken``): its one end user.
     - A staff member's admin session (GraphiQL in the browser): all users, CSRF checked.
     - Anything else gets HTTP 401 and no data. The GraphiQL page itself (a GET without a
       query) is served to everyone, with the CSRF cookie its requests send back; API
@@ -154,8 +157,10 @@ class MemoryGraphQLView(GraphQLView):
         if request.headers.get("Authorization", ""):
             scheme, _, raw_key = request.headers["Authorization"].partition(" ")
             raw_key = raw_key.strip() if scheme.lower() == "bearer" else ""
-            scope = api_key_scope(raw_key)
+            scope = bearer_scope(raw_key)
             if scope is None:
+                if raw_key.startswith(TOKEN_PREFIX):
+                    return _error(_INVALID_TOKEN, "UNAUTHENTICATED", 401)
                 return _error("Invalid or revoked API key.", "UNAUTHENTICATED", 401)
             request.memory_scope = scope
         elif request.user.is_authenticated and request.user.is_staff:

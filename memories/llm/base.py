@@ -82,6 +82,9 @@ class Fact:
     fills when a person has one value at a time (``residence``, ``job``, ``favourite:food``, ...), else
     ``None``; ``confidence`` is the extractor's belief in it, 0..1. ``entities``: the people, pets,
     places and organisations it names, when the extractor says (``None``: not said; found by rules).
+    ``ends``: it says a value ended ("The user quit the hospital."), filling its slot without a new
+    value. ``by_meaning``: ``slot`` names a kind ("plan", "son:allergy"), and the fact joins the slot of
+    the user's fact of that kind nearest it in meaning, when near enough (a new slot otherwise).
     """
 
     text: str
@@ -90,6 +93,8 @@ class Fact:
     slot: str | None = None
     confidence: float = 1.0
     entities: tuple[EntityMention, ...] | None = None
+    ends: bool = False
+    by_meaning: bool = False
 
 
 @dataclass(frozen=True)

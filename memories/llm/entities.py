@@ -12,20 +12,14 @@ from __future__ import annotations
 import re
 
 from memories.llm.base import EntityMention
+from memories.llm.reader.syntax import KIN, PEOPLE, PETS
 
 __all__ = ["find_entities"]
 
 # Case-sensitive inside the otherwise case-insensitive patterns: a name starts with a capital.
 _NAME = r"(?P<name>(?-i:[A-Z][\w'-]*(?: (?:[A-Z][\w'-]*|de|van|von|of)){0,2}))"
-_PEOPLE = (
-    r"(?:best friend|friend|buddy|pal|sister|brother|sibling|mom|mum|mother|dad|father|son|daughter|husband|wife|"
-    r"partner|boyfriend|girlfriend|fianc[ée]e?|cousin|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|"
-    r"nephew|colleague|coworker|co-worker|boss|manager|neighbou?r|roommate|flatmate|mentor|teacher|coach|therapist)"
-)
-_PETS = (
-    r"(?:dog|puppy|pup|cat|kitten|guinea pig|hamster|rabbit|bunny|parrot|bird|fish|turtle|tortoise|horse|pony|"
-    r"snake|lizard|pet)"
-)
+_PEOPLE = "(?:" + "|".join(sorted(map(re.escape, {*KIN, *PEOPLE, "best friend"}), key=len, reverse=True)) + ")"
+_PETS = "(?:" + "|".join(sorted(map(re.escape, {*PETS, "pet"}), key=len, reverse=True)) + ")"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b{_PETS}s?,? (?:named|called) {_NAME}", re.I), "pet"),
     (re.compile(rf"\bmy {_PETS}(?:'s name is|,| is (?:named|called))? {_NAME}", re.I), "pet"),

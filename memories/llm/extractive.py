@@ -10,7 +10,7 @@ retrieved data, and results are marked ``mode="extractive"``.
   question counts against), the surface features of Edmundson, "New Methods in Automatic
   Extracting", JACM 1969; then picked greedily with MMR (Carbonell & Goldstein, SIGIR 1998,
   lambda 0.7) so near-repeats are skipped. Each sentence keeps its speaker.
-- Facts: the first-person heuristic of ``memories.llm.facts``.
+- Facts: the offline reader, ``memories.llm.reader``.
 - Answers: not written here; offline, search quotes the supporting turns itself
   (``memories.search.answer``).
 """
@@ -22,9 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memories.llm.acts import is_backchannel, is_question
 from memories.llm.base import Completion, Embedder, FactExtraction
-from memories.llm.facts import extract_facts_heuristic
+from memories.llm.reader import read_facts, reader_embedding, sentence_acts
 from memories.llm.text import split_sentences
 
 __all__ = ["ExtractiveChatModel"]
@@ -60,27 +59,28 @@ class ExtractiveChatModel:
         """Pick up to ``max_sentences`` central, non-redundant sentences, kept in conversation order.
 
         Each sentence keeps its speaker (``"Caroline: I went to a support group."``); questions and
-        acknowledgements (``memories.llm.acts``) are not candidates, so a session of nothing else has an
-        empty summary (never searched).
+        acknowledgements (the reader's dialogue acts, ``memories.llm.reader``) are not candidates, so a
+        session of nothing else has an empty summary (never searched); sentences of fewer than four
+        words only when no longer one tells anything.
         """
-        candidates: list[str] = []
+        said, sentences = [], []
         for line in lines:
             speaker, _, text = line.partition(": ") if ": " in line else ("", "", line)
             for sentence in split_sentences(text):
-                # A question or an acknowledgement says nothing that happened.
-                if len(sentence.split()) >= _MIN_WORDS and not is_question(sentence) and not is_backchannel(sentence):
-                    candidates.append(f"{speaker}: {sentence}" if speaker else sentence)
-        if not candidates:  # short turns only: the statements among them, whatever their length
-            candidates = [
-                line
-                for line in lines
-                if line.strip()
-                and not is_question(line.partition(": ")[2] or line)
-                and not is_backchannel(line.partition(": ")[2] or line)
-            ]
+                said.append(f"{speaker}: {sentence}" if speaker else sentence)
+                sentences.append(sentence)
+        if not said:
+            return Completion(text="", mode=self.mode)
+        vectors = np.asarray(self.embedder.embed(said).vectors)
+        embed, reuse = reader_embedding(self.embedder)
+        acts = sentence_acts(vectors if reuse else embed(said), sentences)
+        telling = [i for i, act in enumerate(acts) if act == "statement"]
+        long = [i for i in telling if len((said[i].partition(": ")[2] or said[i]).split()) >= _MIN_WORDS]
+        chosen_from = long or telling
+        candidates = [said[i] for i in chosen_from]
         if len(candidates) <= max_sentences:
             return Completion(text=" ".join(candidates), mode=self.mode)
-        vectors = np.asarray(self.embedder.embed(candidates).vectors)
+        vectors = vectors[chosen_from]
         centroid = vectors.mean(axis=0)
         centroid /= np.linalg.norm(centroid) or 1.0
         informativeness = np.asarray([_informativeness(c.partition(": ")[2] or c) for c in candidates], dtype=float)
@@ -100,8 +100,9 @@ class ExtractiveChatModel:
     def extract_facts(
         self, *, messages: Sequence[tuple[int, str]], known_facts: Sequence[tuple[int, str]]
     ) -> FactExtraction:
-        """Durable first-person facts, by the heuristic documented in ``memories.llm.facts``."""
-        return FactExtraction(facts=extract_facts_heuristic(messages=messages, known_facts=known_facts), mode=self.mode)
+        """The facts the offline reader (``memories.llm.reader``) finds in the user's turns; ``known_facts``
+        are not needed (a fact replaces another by its slot)."""
+        return FactExtraction(facts=read_facts(messages, embed=reader_embedding(self.embedder)[0]), mode=self.mode)
 
 
 def _informativeness(sentence: str) -> float:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["first_person", "third_person"]
+__all__ = ["first_person", "third_person", "third_person_pronouns"]
 
 # Words that may stand between a subject and its verb ("The user also works ...").
 _ADVERBS = (
     r"(?:(?:also|now|still|currently|recently|just|already|usually|often|always|never|sometimes|finally|"
-    r"no longer|mostly|really|actually|even|only|then)\s+)*"
+    r"no longer|mostly|really|actually|even|only|then|[a-z]+ly(?<!fly)(?<!ply)(?<!rely))\s+)*"
 )
 _TO_FIRST = {"is": "am", "has": "have", "does": "do", "was": "was", "isn't": "am not", "hasn't": "haven't",
              "doesn't": "don't", "wasn't": "wasn't"}  # fmt: skip
@@ -34,8 +34,19 @@ _SAME_IN_EVERY_PERSON = frozenset(
     spent stood taught thought told understood won wrote broke chose ate drank swam sang slept built caught
     fought forgot held hurt lent meant paid rode rose shook spoke struck threw wore woke quit used""".split()
 )
+# Verbs in the present that end like a past tense.
+_PRESENT_IN_ED = frozenset("feed need bleed breed speed succeed proceed exceed seed heed weed shed wed embed".split())
 _PRONOUNS_TO_FIRST = {"their": "my", "theirs": "mine", "themselves": "myself", "themself": "myself", "them": "me"}
-_PRONOUNS_TO_THIRD = {"my": "their", "mine": "theirs", "myself": "themselves", "me": "them"}
+_PRONOUNS_TO_THIRD = {
+    "my": "their",
+    "mine": "theirs",
+    "myself": "themselves",
+    "me": "them",
+    "our": "their",
+    "ours": "theirs",
+    "us": "them",
+    "ourselves": "themselves",
+}
 _NOT_VERBS = frozenset("a an the to of in on at for with and or but as".split())
 
 
@@ -72,6 +83,12 @@ def _swap_pronouns(text: str, table: dict[str, str]) -> str:
         return new.capitalize() if word[0].isupper() else new
 
     return re.sub(r"\b(?:" + "|".join(table) + r")\b", swap, text, flags=re.IGNORECASE)
+
+
+def third_person_pronouns(text: str) -> str:
+    """``text`` with the first-person possessive and object pronouns in the third person ("my" -> "their",
+    "me" -> "them"); subjects and verbs unchanged."""
+    return _swap_pronouns(text, _PRONOUNS_TO_THIRD)
 
 
 def first_person(statement: str, *, subjects: Iterable[str]) -> str:
@@ -114,7 +131,8 @@ def third_person(clause: str, *, subject: str) -> str:
     if verb is None:
         return f"{subject} {rest}"
     word = verb["verb"]
-    # Only the present changes with the person ("moved", "went", "can" do not).
-    if word.lower().endswith("ed") or word.lower() in _SAME_IN_EVERY_PERSON:
+    # Only the present changes with the person ("moved", "went", "can", "being" do not; "need" does).
+    past = word.lower().endswith(("ed", "ing")) and word.lower() not in _PRESENT_IN_ED
+    if past or word.lower() in _SAME_IN_EVERY_PERSON:
         return f"{subject} {rest}"
     return f"{subject} {verb['adverbs']}{_third_form(word)}{rest[verb.end() :]}"

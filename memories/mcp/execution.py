@@ -18,6 +18,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from graphql import ExecutionResult
 from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
 from simple_history.models import HistoricalRecords
 from strawberry.django.context import StrawberryDjangoContext
 from strawberry.django.views import TemporalHttpResponse
@@ -26,7 +27,7 @@ from memories.graphql.permissions import Scope
 from memories.graphql.schema import schema
 from memories.maintenance import MAINTENANCE_MESSAGE, maintenance_guard
 
-__all__ = ["error_result", "execute", "run_operation", "tool_result"]
+__all__ = ["arguments_refused", "error_result", "execute", "run_operation", "tool_result"]
 
 _UNAUTHENTICATED = "Invalid or revoked API key (create one with `manage.py create_api_key`)."
 
@@ -124,3 +125,41 @@ def error_result(errors: list[dict[str, Any]], *, data: Any = None) -> CallToolR
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+# What an argument must be, by pydantic's error type: the words of the API's own messages.
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+
+def arguments_refused(error: ValidationError) -> CallToolResult:
+    """A tool error for arguments that do not fit the tool's input schema, one ``BAD_USER_INPUT`` per
+    argument (the code GraphQL gives a variable of the wrong type), each naming its ``field``
+    (``messages.0.content``) and saying what it must be, as the API's messages do; no pydantic text or URL."""
+    errors = []
+    for problem in error.errors(include_url=False):
+        field = ".".join(str(part) for part in problem["loc"])
+        name = next((part for part in reversed(problem["loc"]) if isinstance(part, str)), field)
+        given = json.dumps(problem.get("input"), ensure_ascii=False, default=str)  # as the caller sent it
+        if problem["type"] == "missing":
+            message = f"{name} must be given."
+        elif problem["type"] == "literal_error":
+            message = f"{name} must be one of {problem['ctx']['expected']}, not {given}."
+        elif problem["type"] in _EXPECTED:
+            message = f"{name} must be {_EXPECTED[problem['type']]}, not {given}."
+        else:
+            message = f"{name}: {problem['msg']}."
+        errors.append({"code": "BAD_USER_INPUT", "message": message, "field": field})
+    return error_result(errors)

@@ -7,7 +7,7 @@ mutation-style field selects ``OperationInfo`` too: refused input comes back as 
 
 from __future__ import annotations
 
-__all__ = ["ADD_FACT", "ADD_MESSAGES", "CONTEXT", "CORRECT_FACT", "FORGET_FACT", "LIST_FACTS", "SEARCH"]
+__all__ = ["ADD_FACT", "ADD_MESSAGES", "BACKLOG", "CONTEXT", "CORRECT_FACT", "FORGET_FACT", "LIST_FACTS", "SEARCH"]
 
 _REFUSED = "... on OperationInfo { messages { kind field message code } }"
 
@@ -98,4 +98,12 @@ FORGET_FACT = f"""
 mutation ForgetFact($userId: String!, $id: ID!) {{
   deleteKnowledge(userId: $userId, id: $id) {{ __typename ... on DeleteKnowledgeResult {{ deletedId }} {_REFUSED} }}
 }}
+"""
+
+BACKLOG = """
+query Backlog($userId: String!) {
+  backlog(userId: $userId) {
+    allProcessed messagesWaitingForVector messagesWaitingForFacts sessionsWaitingForSummary { sessionId dueAt }
+  }
+}
 """

@@ -18,17 +18,20 @@ import anyio.to_thread
 import uvicorn
 from django.conf import settings
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
 from starlette.applications import Starlette
 
 from memories.database import statement_timeout_for_requests
 from memories.llm import get_embedder
 from memories.llm.local import LocalEmbedder
 from memories.mcp.auth import ApiKeyVerifier, request_scope, stdio_caller
+from memories.mcp.execution import arguments_refused
 from memories.mcp.request_ids import RequestIds
 from memories.mcp.tools import MemoryTools
 
-__all__ = ["MCP_PATH", "http_app", "serve_http", "serve_stdio", "stdio_server"]
+__all__ = ["MCP_PATH", "MemoryMCPServer", "http_app", "serve_http", "serve_stdio", "stdio_server"]
 
 MCP_PATH = "/mcp"
 NAME = "memories"
@@ -37,21 +40,35 @@ INSTRUCTIONS = (
     "user's message with add_messages (include_context: true returns the context for your reply; paste its "
     "`prompt` into your system prompt), then store your reply with add_messages. search_memory answers a "
     "question from what the user said, with the turns it rests on; list_facts, add_fact, correct_fact and "
-    "forget_fact manage what is known about the user. Errors name a code: FORBIDDEN (that user is not "
+    "forget_fact manage what is known about the user; get_backlog says whether their turns are all processed "
+    "yet. Errors name a code: FORBIDDEN (that user is not "
     "yours to reach), VALIDATION and BAD_USER_INPUT (fix the named field), MODEL_BACKEND_* (try again later)."
 )
 
 
+class MemoryMCPServer(MCPServer):
+    """The SDK's server, refusing arguments that do not fit a tool's input schema as the tools refuse
+    everything else: a tool error with the API's code (``BAD_USER_INPUT``) and the field to fix."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error, UnexpectedToolError) or not isinstance(error.__cause__, ValidationError):
+                raise
+            return arguments_refused(error.__cause__)
+
+
 def stdio_server(*, api_key: str | None = None, user_ids: Sequence[str] = ()) -> MCPServer:
     """The server whose tools act as ``api_key``, or else for the end users ``user_ids`` (stdio)."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level=settings.LOG_LEVEL)
+    server = MemoryMCPServer(NAME, instructions=INSTRUCTIONS, log_level=settings.LOG_LEVEL)
     MemoryTools(caller=stdio_caller(api_key=api_key, user_ids=user_ids)).register(server)
     return server
 
 
 def http_app(*, host: str, port: int) -> Starlette:
     """The streamable HTTP app (ASGI), serving at ``MCP_PATH``; every request needs an API key."""
-    server = MCPServer(
+    server = MemoryMCPServer(
         NAME,
         instructions=INSTRUCTIONS,
         log_level=settings.LOG_LEVEL,

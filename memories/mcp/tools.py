@@ -4,8 +4,10 @@ A tool is as thin as a resolver: it maps its arguments to the variables of its o
 (``memories.mcp.operations``) and hands them to ``run_operation``, which runs the operation
 in-process as the caller and answers with its data or a tool error carrying the API's codes.
 Nothing is checked here that the API checks: an argument the API refuses comes back as the API
-refuses it (``VALIDATION``, ``BAD_USER_INPUT``, ``FORBIDDEN``...). A tool's docstring is its
-description, which the agent's model reads.
+refuses it (``VALIDATION``, ``BAD_USER_INPUT``, ``FORBIDDEN``...); an argument of the wrong type
+for the tool's input schema is refused with ``BAD_USER_INPUT`` (``memories.mcp.server``), and an
+id given as a number is taken as its text. A tool's docstring is its description, which the
+agent's model reads.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from memories.graphql.enums import HitKind
 from memories.graphql.types import KnowledgeStatusEnum
@@ -25,11 +27,23 @@ from memories.mcp.execution import run_operation
 
 __all__ = ["MemoryTools", "MessageIn"]
 
-UserId = Annotated[str, Field(description="Your id of the end user (any string up to 255 characters).")]
-SessionId = Annotated[
-    str, Field(description="Your id of the conversation (a session is created by its first message).")
+
+def _id_text(value: object) -> object:
+    """An id given as a number (agents often send one) as the string the API takes."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+UserId = Annotated[
+    str, BeforeValidator(_id_text), Field(description="Your id of the end user (any string up to 255 characters).")
 ]
-FactId = Annotated[str, Field(description="The fact's id, as list_facts or add_fact give it.")]
+SessionId = Annotated[
+    str,
+    BeforeValidator(_id_text),
+    Field(description="Your id of the conversation (a session is created by its first message)."),
+]
+FactId = Annotated[
+    str, BeforeValidator(_id_text), Field(description="The fact's id, as list_facts or add_fact give it.")
+]
 # The API's own enums: a value the schema lists is one the API takes.
 KnowledgeStatus = Literal[tuple(status.name for status in KnowledgeStatusEnum)]  # type: ignore[valid-type]
 Source = Literal[tuple(kind.name for kind in HitKind)]  # type: ignore[valid-type]
@@ -87,6 +101,7 @@ class MemoryTools:
             (self.add_fact, adds),
             (self.correct_fact, changes),
             (self.forget_fact, changes),
+            (self.get_backlog, reads),
         ):
             server.add_tool(tool, description=inspect.cleandoc(tool.__doc__ or ""), annotations=hints)
 
@@ -235,6 +250,11 @@ class MemoryTools:
     def forget_fact(self, user_id: UserId, fact_id: FactId) -> CallToolResult:
         """Delete one of the user's facts. Returns `deletedId`."""
         return self._run(operations.FORGET_FACT, {"userId": user_id, "id": fact_id}, "deleteKnowledge")
+
+    def get_backlog(self, user_id: UserId) -> CallToolResult:
+        """What the memory has still to do with the user's turns. `allProcessed` is true once every turn is
+        embedded (searchable by meaning), summarised and read for facts; otherwise the counts say what waits."""
+        return self._run(operations.BACKLOG, {"userId": user_id}, "backlog")
 
     def _run(self, document: str, variables: dict[str, Any], field: str) -> CallToolResult:
         return run_operation(document, variables, field, caller=self._caller)

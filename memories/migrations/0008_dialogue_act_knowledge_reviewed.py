@@ -2,23 +2,11 @@
 
 from django.db import migrations, models
 
-from memories.llm.acts import dialogue_act
-
-_CHUNK = 5000
 
 
 def classify_messages(apps, schema_editor):
-    """Every stored message's dialogue act (new ones get theirs when they are embedded)."""
-    Message = apps.get_model("memories", "Message")
-    found = {"question": [], "backchannel": []}
-    rows = Message.objects.order_by("pk").values_list("pk", "content", "role")
-    for pk, content, role in rows.iterator(chunk_size=_CHUNK):
-        act = dialogue_act(content, role=role)
-        if act in found:
-            found[act].append(pk)
-    for act, ids in found.items():
-        for start in range(0, len(ids), _CHUNK):
-            Message.objects.filter(pk__in=ids[start : start + _CHUNK]).update(dialogue_act=act)
+    """Every stored message's dialogue act is set by the worker's reader when the message is embedded (its
+    classifiers need the vectors): stored messages keep the default until then."""
 
 
 def candidates_not_reviewed(apps, schema_editor):

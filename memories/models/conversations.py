@@ -39,6 +39,10 @@ class Session(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # When a message last arrived (server clock): idle sessions are summarised from this.
     updated_at = models.DateTimeField(auto_now=True)
+    # When createSummaries asked for a summary not written yet (it is due then, not once idle).
+    summary_requested_at = models.DateTimeField(null=True, blank=True)
+    # The newest message (by id) fact extraction has read: user turns after it wait for facts.
+    facts_read_through = models.BigIntegerField(default=0, db_default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "external_id"], name="session_unique_per_user")]
@@ -46,7 +50,7 @@ class Session(models.Model):
         indexes = [models.Index(fields=["user", "last_message_at"])]
 
     def __str__(self) -> str:
-        return f"{self.user_id}:{self.external_id}"
+        return self.external_id  # the chatbot's id of the session; its user is shown beside it
 
 
 class Role(models.TextChoices):
@@ -56,7 +60,7 @@ class Role(models.TextChoices):
 
 
 class DialogueAct(models.TextChoices):
-    """What a turn does (``memories.llm.acts``): states something, asks, or only acknowledges."""
+    """What a turn does (read by ``memories.llm.reader``): states something, asks, or only acknowledges."""
 
     STATEMENT = "statement"
     QUESTION = "question"
@@ -91,6 +95,11 @@ class Message(models.Model):
     dialogue_act = models.CharField(
         max_length=16, choices=DialogueAct.choices, default=DialogueAct.STATEMENT, db_default=DialogueAct.STATEMENT
     )
+    # Set with the vector, for a user's turn: the one-value slot ("job", "sister priya:residence") it speaks
+    # of, read even where no fact could be raised, so an older fact of that slot is no longer shown as known.
+    slot = models.CharField(max_length=100, blank=True, default="", db_default="")
+    # Read for facts and entities (by the worker, with its vector; or it came with them, from an export).
+    read = models.BooleanField(default=False, db_default=False)
     # Full-text index of what is said, by whom, and any shared photo's caption (English stemming).
     search_vector = models.GeneratedField(
         expression=SearchVector(
@@ -123,6 +132,8 @@ class Message(models.Model):
             # Messages waiting for their vector (a handful): the embedding task tops its
             # model batches up from here without scanning the table.
             models.Index(fields=["id"], condition=models.Q(embedding__isnull=True), name="message_unembedded"),
+            # A user's turns that speak of a slot, newest first: what may have changed a fact.
+            models.Index(fields=["user", "slot", "created_at"], condition=~models.Q(slot=""), name="message_slot"),
         ]
 
     def __str__(self) -> str:

@@ -93,6 +93,14 @@ class Knowledge(models.Model):
         db_default=True,
         help_text="A person approved, added or edited it; a fact raised from a conversation is not.",
     )
+    ends = models.BooleanField(
+        default=False, db_default=False, help_text="It says a value ended (quit, moved out, split up, cancelled)."
+    )
+    corrected = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="A person changed the text raised from a conversation: its source turns are no longer quoted.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     embedding = embedding_field()

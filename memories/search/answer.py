@@ -128,6 +128,8 @@ def _quote(hit: Hit, zone: tzinfo) -> str | None:
     if hit.kind == MemoryKind.DIARY:
         return f"Diary, {_day(hit.conversation_time, UTC)}: {hit.content}"  # a diary's date is already local
     sources = "; ".join(f"\u201c{t.content}\u201d" for t in hit.turns)
+    if hit.changed_at is not None:  # a later turn spoke of its slot: what was said then, not what is known now
+        return f"Said on {_day(hit.conversation_time, zone)}: {hit.content}" + (f" ({sources})" if sources else "")
     when = f"said on {_day(hit.conversation_time, zone)}" if hit.conversation_time else ""
     said = ": ".join(filter(None, [when, sources]))
     return f"Known: {hit.content}" + (f" ({said})" if said else "")

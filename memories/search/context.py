@@ -130,7 +130,11 @@ def context(
                     turns_after=2,
                 )
             usage = future.result().usage
-            hits = [h for h in hits if not _in_view(h, session_id=session_external_id, window=window, query=given)]
+            hits = [
+                h
+                for h in hits
+                if not _in_view(h, session_id=session_external_id, window=window, query=given, excluded=excluded)
+            ]
             shown = fit_to_budget(relevant(hits), query=query, max_tokens=max_tokens)
             memories, memory_tokens = _within_budget(shown, max_tokens)
             memories = in_prompt_order(memories)
@@ -158,11 +162,14 @@ def _owner(recent: list[Message], *, user_external_id: str, session_external_id:
     return EndUser.objects.filter(external_id=user_external_id).values_list("pk", flat=True).first(), None
 
 
-def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | None) -> bool:
+def _in_view(hit: Hit, *, session_id: str, window: Sequence[Turn], query: str | None, excluded: set[int]) -> bool:
     """Whether ``hit`` repeats what a chatbot already has in session ``session_id``: a message of it
-    saying the ``query`` given (the query itself), or a summary of it whose turns all are in ``window``."""
+    saying the ``query`` given (the query itself), a summary of it whose turns all are in ``window``, or a
+    fact raised only from turns it has (``excluded``: the window's and the query's)."""
     if hit.session_external_id != session_id:
         return False
+    if hit.kind == MemoryKind.KNOWLEDGE:
+        return bool(hit.turns) and all(t.id in excluded for t in hit.turns)
     if hit.kind == MemoryKind.MESSAGE:
         return hit.content == query
     return hit.kind == MemoryKind.SUMMARY and bool(window) and hit.conversation_time >= window[0].created_at

@@ -16,6 +16,7 @@ from memories.kinds import MemoryKind
 from memories.search.candidates import Candidate, Ranked
 
 __all__ = [
+    "changes_above_facts",
     "NEIGHBOUR_SHARE",
     "RRF_K",
     "SESSION_SHARE",
@@ -166,6 +167,23 @@ def facts_over_sources(ranked: Sequence[Ranked], *, sources: Mapping[int, Collec
                     order[(kind, pk)] = order[turn]
                 del scores[turn]
     return [Ranked(*item) for item in sorted(scores.items(), key=lambda item: (-item[1], order[item[0]]))]
+
+
+def changes_above_facts(ranked: Sequence[Ranked], *, changed: Mapping[int, int]) -> list[Ranked]:
+    """``ranked`` with, right above each fact in ``changed`` (knowledge id -> message id), the later turn that
+    spoke of its slot (at the fact's score, moved up if it was ranked lower): a bot reads what may have
+    changed the fact before the fact itself."""
+    changing = {Candidate(MemoryKind.MESSAGE, message_id) for message_id in changed.values()}
+    out: list[Ranked] = []
+    for candidate, score in ranked:
+        if candidate in changing:
+            continue
+        if candidate.kind == MemoryKind.KNOWLEDGE and candidate.pk in changed:
+            turn = Candidate(MemoryKind.MESSAGE, changed[candidate.pk])
+            if turn not in {r.candidate for r in out}:
+                out.append(Ranked(turn, score))
+        out.append(Ranked(candidate, score))
+    return out
 
 
 def replaced_last(ranked: Sequence[Ranked], *, replaced: Collection[Candidate]) -> list[Ranked]:

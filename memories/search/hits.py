@@ -76,6 +76,10 @@ class Hit:
     # A fact that bears on the topic the query asks about, or the user telling it (``memories.search.topics``).
     topical: bool = False
     question_score: float | None = None  # a turn found through the question it answers: that question's score
+    # A fact: the later turn that spoke of its slot without a fact of its own there, and when: it may hold no more.
+    changed_by: int | None = None
+    changed_at: datetime | None = None
+    ends: bool = False  # a fact that says a value ended
 
     def block(self, *, multi_user: bool = False) -> str:
         """The hit as a labelled, timestamped text block, e.g. ``[message | session s3 | ...]\\n...``."""
@@ -92,6 +96,7 @@ class Hit:
             labels = ["shared"] if not user else [f"user {user}"] if multi_user else []
             labels += [f"said {self.conversation_time:%Y-%m-%d}"] if self.conversation_time else []
             labels += ["not reviewed"] if self.reviewed is False else []
+            labels += [f"a later turn ({self.changed_at:%Y-%m-%d}) may have changed it"] if self.changed_at else []
             label = "[" + " | ".join(["knowledge", *labels]) + "]"
             # The turns it was raised from say more than the fact ("Hello from Saigon! We live in District 7").
             cited = "".join(f"\n(from {t.speaker}: \u201c{_shortened(t.content)}\u201d)" for t in self.turns)
@@ -133,6 +138,7 @@ def load_hits(
     vector: Sequence[float],
     sources: Mapping[int, Sequence[int]] | None = None,
     replaced: Mapping[int, datetime] | None = None,
+    changed: Mapping[int, tuple[int, datetime]] | None = None,
     hidden_message_ids: frozenset[int] = frozenset(),
     found_by: Mapping[Candidate, list[str]] | None = None,
     turns_after: int = 1,
@@ -146,6 +152,7 @@ def load_hits(
         vector: the query embedding, to score every hit by (``Hit.score``).
         sources: for a fact, the messages it was raised from (shown as its turns).
         replaced: for a message, when a later fact replaced what it said (``Hit.replaced_at``).
+        changed: for a fact, the later turn that spoke of its slot and when (``Hit.changed_by``, ``changed_at``).
         hidden_message_ids: turns never shown beside a hit (a chatbot's recent window).
         found_by: for each candidate, the rankings that found it (``Hit.found_by``).
         turns_after: the turns after a message hit shown with it (1 or 2; the turn before is shown too).
@@ -153,7 +160,7 @@ def load_hits(
             (``Hit.topical``).
         asked: for a message found through the question it answers, that question's id.
     """
-    sources, replaced, found_by = sources or {}, replaced or {}, found_by or {}
+    sources, replaced, found_by, changed = sources or {}, replaced or {}, found_by or {}, changed or {}
     ids: dict[str, list[int]] = {}
     for (kind, pk), _ in ranked:
         ids.setdefault(kind, []).append(pk)
@@ -221,10 +228,18 @@ def load_hits(
         elif (row := rows.get(candidate)) is not None:
             hit = _memory_hit(kind, row, relevance, row.distance)
             if kind == MemoryKind.KNOWLEDGE:
+                # A fact a person corrected stands alone: its turns said what it no longer says.
                 said = sorted(
-                    (messages[m] for m in sources.get(pk, ()) if m in messages), key=lambda m: (m.created_at, m.pk)
+                    (messages[m] for m in sources.get(pk, ()) if m in messages and not row.corrected),
+                    key=lambda m: (m.created_at, m.pk),
                 )
-                hit = replace(hit, turns=tuple(Turn.of(m, is_hit=True) for m in said))
+                changed_by, changed_at = changed.get(pk, (None, None))
+                hit = replace(
+                    hit,
+                    turns=tuple(Turn.of(m, is_hit=True) for m in said),
+                    changed_by=changed_by,
+                    changed_at=changed_at,
+                )
             hits.append(replace(hit, found_by=tuple(found_by.get(candidate, ())), topical=candidate in topical))
     return hits
 
@@ -250,4 +265,5 @@ def _memory_hit(kind: str, row: Summary | Knowledge | Diary, relevance: float, d
         session_external_id=session_id,
         conversation_time=when,
         reviewed=row.reviewed if kind == MemoryKind.KNOWLEDGE else None,
+        ends=kind == MemoryKind.KNOWLEDGE and row.ends,
     )

@@ -19,18 +19,22 @@ __all__ = ["in_prompt_order"]
 
 
 def in_prompt_order(memories: list[Hit]) -> list[Hit]:
-    """Facts first, as they hold now (the one said last first), then the rest newest first: a later
-    statement of the same thing comes above an earlier one.
+    """Facts first, as they hold now (those on the topic asked about first, then the others; in each, a
+    value that holds before one that ended, and the one said last first), then the rest newest first: a
+    later statement of the same thing comes above an earlier one.
 
-    A turn or summary said in a later session than a fact that names what the fact is about (a
-    content word of the fact, not the user's name), says that something changed ("we moved",
-    "I quit") or tells about the topic asked about, as the fact does (``Hit.topical``), comes right
-    above that fact: it may have replaced it ("They moved my operation to the 24th" above "Elena has
-    an operation on September 10").
+    A turn that spoke of a fact's slot later (``Hit.changed_by``), and a turn or summary said in a later
+    session than a fact that names what the fact is about (a content word of the fact, not the user's
+    name), says that something changed ("we moved", "I quit") or tells about the topic asked about, as
+    the fact does (``Hit.topical``), comes right above that fact: it may have replaced it ("They moved my
+    operation to the 24th" above "Elena has an operation on September 10").
     """
     never = datetime.min.replace(tzinfo=UTC)
     newest_first = sorted(memories, key=lambda h: h.conversation_time or never, reverse=True)
+    # The facts on the topic asked about come first: what holds of it now, not what was said last of anything.
     facts = [h for h in newest_first if h.kind == MemoryKind.KNOWLEDGE]
+    # Stable: newest first within each group.
+    facts = sorted(facts, key=lambda h: (not h.topical, h.ends))
     rest = [h for h in newest_first if h.kind != MemoryKind.KNOWLEDGE]
     ordered: list[Hit] = []
     for fact in facts:
@@ -38,7 +42,9 @@ def in_prompt_order(memories: list[Hit]) -> list[Hit]:
         later = [
             h
             for h in rest
-            if (said := _said_after(h, fact))
+            if h.id == fact.changed_by
+            and h.kind == MemoryKind.MESSAGE
+            or (said := _said_after(h, fact))
             and (h.topical and fact.topical or topic & _words(said) or _CHANGE.search(said))
         ]
         ordered += later

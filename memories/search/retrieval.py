@@ -19,6 +19,7 @@ from memories.search.candidates import Candidate, Near
 from memories.search.dates import named_days
 from memories.search.fusion import (
     answers_for_questions,
+    changes_above_facts,
     exchanges_by_their_nearer_turn,
     facts_over_sources,
     fuse,
@@ -112,8 +113,15 @@ def retrieve(
         knowledge_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.KNOWLEDGE],
         message_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.MESSAGE],
     )
-    # A fact stands in for the turns it was raised from; a turn whose fact was replaced comes after the rest.
+    # A fact stands in for the turns it was raised from; a later turn on its slot comes above it; a turn whose
+    # fact was replaced comes after the rest.
     ranked = facts_over_sources(ranked, sources=origin.sources)
+    changed = (
+        {fact: message for fact, (message, _) in origin.changed.items()} if MemoryKind.MESSAGE in scope.sources else {}
+    )
+    if missing := [m for m in changed.values() if m not in turns]:
+        turns |= retrievers.neighbours(message_ids=missing)
+    ranked = changes_above_facts(ranked, changed=changed)
     ranked = replaced_last(ranked, replaced={Candidate(MemoryKind.MESSAGE, pk) for pk in origin.replaced})
     found_by: dict[Candidate, list[str]] = {}
     for name, ranking in rankings.items():
@@ -126,10 +134,17 @@ def retrieve(
         vector=vector,
         sources=origin.sources,
         replaced=origin.replaced,
+        changed=origin.changed,
         hidden_message_ids=frozenset(hidden),
         found_by=found_by,
         turns_after=turns_after,
-        topical=frozenset(rankings["topic"]),
+        # A fact raised from a turn that tells the topic asked about tells it too.
+        topical=frozenset(rankings["topic"])
+        | {
+            Candidate(MemoryKind.KNOWLEDGE, fact)
+            for fact, turns_of in origin.sources.items()
+            if any(Candidate(MemoryKind.MESSAGE, m) in rankings["topic"] for m in turns_of)
+        },
         asked=asked,
     )
 
@@ -138,9 +153,13 @@ def relevant(hits: list[Hit]) -> list[Hit]:
     """The hits at least ``SEARCH_MIN_SIMILARITY`` (cosine) from the query or answering a question that is
     (``Hit.question_score``), the facts on the topic it asks about and the user's statements telling it
     (``Hit.topical``), and the messages found by their words that have no vector yet (the worker has not
-    embedded them: they cannot be judged)."""
+    embedded them: they cannot be judged), and the later turn that may have changed a relevant fact."""
     gate = settings.SEARCH_MIN_SIMILARITY
-    return [h for h in hits if h.topical or max(h.score or gate, h.question_score or -1) >= gate]
+    kept = [h for h in hits if h.topical or max(h.score or gate, h.question_score or -1) >= gate]
+    # The later turn that may have changed a relevant fact is relevant with it.
+    changing = {h.changed_by for h in kept if h.changed_by is not None}
+    chosen = {id(h) for h in kept}
+    return [h for h in hits if id(h) in chosen or (h.kind == MemoryKind.MESSAGE and h.id in changing)]
 
 
 def embed_query(query: str) -> EmbeddingBatch:

@@ -201,25 +201,32 @@ def neighbours(*, message_ids: list[int]) -> dict[int, Neighbours]:
 @dataclass(frozen=True)
 class Provenance:
     """``sources``: for each fact asked about, the messages it was raised from. ``replaced``: for each
-    message asked about that a fact was raised from and a later fact replaced, when the later was said."""
+    message asked about that a fact was raised from and a later fact replaced, when the later was said.
+    ``changed``: for each fact of a one-value slot, the user's latest later turn that spoke of that slot
+    without raising a fact there, and when it was said."""
 
     sources: dict[int, list[int]]
     replaced: dict[int, datetime]
+    changed: dict[int, tuple[int, datetime]]
 
 
 def provenance(*, knowledge_ids: list[int], message_ids: list[int]) -> Provenance:
-    """Where these facts come from, and which of these messages said what a later fact replaced."""
+    """Where these facts come from, which of these messages said what a later fact replaced, and which later
+    turns may have changed these facts."""
     if not knowledge_ids and not message_ids:
-        return Provenance(sources={}, replaced={})
+        return Provenance(sources={}, replaced={}, changed={})
     rows = _fetch(_statement("provenance.sql"), {"knowledge": knowledge_ids, "messages": message_ids}, Knowledge)
     sources: dict[int, list[int]] = {}
     replaced: dict[int, datetime] = {}
-    for relation, knowledge_id, message_id, replaced_at in rows:
+    changed: dict[int, tuple[int, datetime]] = {}
+    for relation, knowledge_id, message_id, when in rows:
         if relation == "source":
             sources.setdefault(knowledge_id, []).append(message_id)
+        elif relation == "changed":
+            changed[knowledge_id] = (message_id, when)
         else:
-            replaced[message_id] = max(replaced_at, replaced.get(message_id, replaced_at))
-    return Provenance(sources=sources, replaced=replaced)
+            replaced[message_id] = max(when, replaced.get(message_id, when))
+    return Provenance(sources=sources, replaced=replaced, changed=changed)
 
 
 @cache

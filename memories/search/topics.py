@@ -34,6 +34,7 @@ from functools import cache
 import numpy as np
 
 from memories.llm import get_embedder
+from memories.llm.reader.syntax import KIN, PARTNER_KIN
 
 __all__ = [
     "PARTNERS",
@@ -76,13 +77,8 @@ class Topic:
 
 
 # Slot heads of what the user says of a partner: "partner" (who it is), "husband paweł:job"...
-PARTNERS = ("partner", "husband", "wife", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancee", "fiancée")
-_FAMILY = (
-    "sister", "brother", "son", "daughter", "mom", "mum", "mother", "dad", "father", "kids", "children", "grandson",
-    "granddaughter", "grandma", "grandmother", "grandpa", "grandfather", "aunt", "uncle", "cousin", "niece", "nephew",
-    "twin", "parents", "baby", "stepson", "stepdaughter", "stepmom", "stepdad", "best friend",
-)  # fmt: skip
-# The relatives a question may name ("my husband", "my sister's"): the heads of their facts' slots.
+PARTNERS = tuple(sorted(PARTNER_KIN))
+_FAMILY = tuple(sorted(set(KIN) - PARTNER_KIN))
 RELATIVES = PARTNERS + _FAMILY
 
 TOPICS: tuple[Topic, ...] = (

@@ -33,6 +33,9 @@ def curated_save(*, row: Knowledge | Diary) -> Knowledge | Diary:
     model = type(row)._meta.concrete_model  # a proxy (the admin's review queue) is the same table
     previous = model.objects.filter(pk=row.pk).first() if row.pk else None
     changed = previous is None or previous.embedding_text != row.embedding_text
+    if isinstance(row, Knowledge) and previous is not None and previous.content != row.content:
+        # The turns it was raised from said what a person has now corrected: they are not quoted beside it.
+        row.corrected = row.corrected or row.source_session_id is not None
     if changed:
         row.embedding = None
         row.embedding_model = ""

@@ -6,11 +6,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 from django.conf import settings
-from django.db import models, transaction
+from django.db import models
 
-from memories.kinds import KINDS, MemoryKind
-from memories.llm import Embedder, ModelBackendError, get_embedder
-from memories.llm.acts import dialogue_act
+from memories.kinds import KINDS
+from memories.llm import Embedder, get_embedder
 from memories.llm.person import first_person
 from memories.llm.text import split_sentences
 from memories.models import Knowledge, Message, Role
@@ -21,7 +20,6 @@ __all__ = [
     "embeddings_compute",
     "embeddings_fill",
     "embeddings_pending",
-    "messages_embed_claimed",
     "user_subjects",
 ]
 
@@ -65,7 +63,7 @@ def embedding_parts(row: models.Model, *, subjects: Sequence[str] | None = None)
     if len(content) > _MAX_SPLIT_CHARS:
         sentences = _runs(content.split(), MAX_SENTENCE_PARTS)
     else:
-        sentences = split_sentences(content)
+        sentences = list(split_sentences(content))
         if len(sentences) > MAX_SENTENCE_PARTS:
             sentences = _runs(sentences, MAX_SENTENCE_PARTS)
     if sentences == [content]:
@@ -84,7 +82,11 @@ def _runs(pieces: list[str], count: int) -> list[str]:
 
 
 def embeddings_compute(
-    *, embedder: Embedder, rows: Sequence[models.Model], subjects: Sequence[str] | None = None
+    *,
+    embedder: Embedder,
+    rows: Sequence[models.Model],
+    subjects: Sequence[str] | None = None,
+    parts_out: dict[str, np.ndarray] | None = None,
 ) -> list[list[float]]:
     """One vector per row, in order: the L2-normalised mean of the vectors of its ``embedding_parts``.
 
@@ -92,12 +94,16 @@ def embeddings_compute(
     others are, and a turn longer than the model reads in one text (all-MiniLM-L6-v2: 256
     tokens) counts past that point too. Every part of every row goes to the embedder in one call.
     ``subjects``: for facts of one end user, the words they open with (default: looked up per fact).
+    ``parts_out``: filled with each part's own vector, by its text (the reader reuses a turn's sentences').
 
     Raises:
         ModelBackendError: the embedding backend failed.
     """
     parts = [embedding_parts(row, subjects=subjects) for row in rows]
-    vectors = np.asarray(embedder.embed([text for texts in parts for text in texts]).vectors, dtype=np.float64)
+    texts = [text for texts in parts for text in texts]
+    vectors = np.asarray(embedder.embed(texts).vectors, dtype=np.float64)
+    if parts_out is not None:
+        parts_out.update(zip(texts, vectors.astype(np.float32), strict=True))
     pooled, start = [], 0
     for texts in parts:
         mean = vectors[start : start + len(texts)].mean(axis=0)
@@ -148,16 +154,15 @@ def embeddings_fill(*, kind: str, ids: Iterable[int] | None = None, batch_size: 
 
 
 def _embed_batch(embedder, rows: list[models.Model]) -> int:
-    vectors = embeddings_compute(embedder=embedder, rows=rows)
     model = type(rows[0])
+    if model is Message:  # a message is read as it is embedded
+        from memories.services.reading import messages_embed
+
+        return messages_embed(embedder=embedder, rows=rows)
+    vectors = embeddings_compute(embedder=embedder, rows=rows)
     for row, vector in zip(rows, vectors, strict=True):
         row.embedding = vector
         row.embedding_model = embedder.model_name
-    if model is Message:  # messages never change: one bulk write
-        for row in rows:
-            row.dialogue_act = dialogue_act(row.content, role=row.role)
-        model.objects.bulk_update(rows, ["embedding", "embedding_model", "dialogue_act"])
-        return len(rows)
     # Editable rows: write the vector only if the text was not changed while it was being
     # embedded (the change queued its own embedding).
     return sum(
@@ -166,66 +171,3 @@ def _embed_batch(embedder, rows: list[models.Model]) -> int:
         )
         for row in rows
     )
-
-
-def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None) -> int:
-    """Embed the messages of ``ids`` that need it, each model call filled up with other new messages.
-
-    What the worker's embedding task runs. Every ``addMessages`` call queues one task for its
-    own messages, so with small calls most tasks hold a message or two, and a model call per
-    task would run far below the model's batch throughput. Here each call takes up to
-    ``batch_size`` rows: the task's own messages that need a vector (none yet, or one of
-    another model) first, then the oldest other messages with no vector. Rows are claimed
-    with ``SELECT ... FOR UPDATE SKIP LOCKED`` for the length of the model call, so
-    concurrent workers never embed the same message and never wait for each other: own
-    rows another worker holds are left to it (it writes their vectors), and the tasks
-    queued for messages embedded this way find nothing left to do. (Messages are never
-    edited, so the row locks only make a concurrent delete of those messages wait for the
-    call.)
-
-    Args:
-        ids: the task's own message ids.
-        batch_size: texts per embedding call (default ``EMBEDDING_BATCH_SIZE``).
-
-    Returns:
-        How many messages were embedded (own and others).
-
-    Raises:
-        ModelBackendError: the embedding backend failed on the task's own messages (that call's
-            rows keep their old vector or none). When a topped-up call fails, the own messages
-            are embedded alone, so one message the backend refuses never blocks the others.
-    """
-    embedder = get_embedder()
-    batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
-    own = set(ids)
-    done = 0
-    while own:
-        with transaction.atomic():
-            rows = list(
-                embeddings_pending(kind=MemoryKind.MESSAGE)
-                .filter(pk__in=own)
-                .select_for_update(skip_locked=True)
-                .order_by("pk")[:batch_size]
-            )
-            if not rows:
-                # Own rows all embedded, or being embedded by another worker right now.
-                return done
-            mine = len(rows)
-            if mine < batch_size:
-                rows += list(
-                    Message.objects.filter(embedding__isnull=True)
-                    .exclude(pk__in=own)
-                    .select_for_update(skip_locked=True)
-                    .order_by("pk")[: batch_size - mine]
-                )
-            try:
-                done += _embed_batch(embedder, rows)
-            except ModelBackendError:
-                if mine == len(rows):
-                    raise
-                # One of the other messages may be what the backend refuses (too long, say),
-                # and it would be in every topped-up batch: the own messages alone, then.
-                rows = rows[:mine]
-                done += _embed_batch(embedder, rows)
-            own -= {row.pk for row in rows}
-    return done

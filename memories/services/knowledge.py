@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
-from datetime import datetime
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q, QuerySet
-from pgvector.django import CosineDistance
 
 from memories.llm import get_chat_model, get_embedder
-from memories.llm.base import FactExtraction
 from memories.metrics import FACTS_LEFT_OUT
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
-from memories.services.embeddings import embeddings_compute, user_subjects
-from memories.services.entities import entities_record
+from memories.services.facts import facts_record, knowledge_settle
 from memories.services.user_locks import user_lock
 from memories.services.validation import field_errors, raise_if, user_id_errors
 
@@ -159,24 +153,15 @@ def knowledge_revive(*, knowledge_ids: list[int]) -> int:
             newest.status = KnowledgeStatus.ACTIVE
             newest.save(update_fields=["status", "updated_at"])
             revived += 1
-        _settle(newest)
+        knowledge_settle(newest)
     return revived
 
 
 def knowledge_extract(*, session_id: int) -> list[Knowledge]:
-    """Raise durable facts from a session's user messages into knowledge.
-
-    Each fact is a third-person statement (``memories.llm.facts`` offline, one structured LLM call
-    otherwise) stored with its source messages, ``said_at`` (the conversation time of its latest
-    source message), ``slot`` and ``confidence``, not ``reviewed``. Facts are active at once, or
-    candidates when approval comes first (``KNOWLEDGE_CANDIDATES_NEED_APPROVAL``); a fact a person
-    rejected is never raised again. A fact within
-    ``KNOWLEDGE_DUPLICATE_DISTANCE`` (cosine) of one of the user's active facts or candidates, or of
-    any fact this session raised before (rejected or superseded since) and has not said again since,
-    is not added again; in a slot, only the same statement (case aside) counts as a duplicate, and
-    one the session says more than once is raised as said last. On activation a fact settles
-    its slot (see ``knowledge_approve``). The people, pets, places and organisations the turns and
-    facts name are recorded (``entities_record``). Safe to run again on the same session.
+    """Raise durable facts from a session's user messages into knowledge, with a chat model that writes them
+    (an LLM: one structured call); stored by ``facts_record``. With the offline chat model nothing is done
+    here: its reader reads each user turn as the worker embeds it (``memories.services.reading``). Safe to
+    run again on the same session.
 
     Returns:
         The knowledge rows created.
@@ -185,20 +170,19 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
         ModelBackendError: the chat or embedding backend failed; nothing is stored.
     """
     session = Session.objects.select_related("user").filter(pk=session_id).first()
-    if session is None:
+    chat = get_chat_model()
+    if session is None or chat.mode == "extractive":
         return []
     messages = list(session.messages.filter(role=Role.USER).order_by("created_at", "id"))
     if not messages:
         return []
-    mine = Knowledge.objects.filter(user=session.user)
-    live = Q(status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.CANDIDATE])
-    known = list(mine.filter(status=KnowledgeStatus.ACTIVE).order_by("created_at", "id").values_list("pk", "content"))
-    chat = get_chat_model()
-    # A chat model reads when each message was said, to write "next month" as a date; the offline rules skip such facts.
-    dated = chat.mode == "generated"
-    extraction = _storable(
-        chat.extract_facts(messages=[(m.pk, m.dated_text if dated else m.text) for m in messages], known_facts=known)
+    known = list(
+        Knowledge.objects.filter(user=session.user, status=KnowledgeStatus.ACTIVE)
+        .order_by("created_at", "id")
+        .values_list("pk", "content")
     )
+    # A chat model reads when each message was said, to write "next month" as a date.
+    extraction = chat.extract_facts(messages=[(m.pk, m.dated_text) for m in messages], known_facts=known)
     if extraction.invalid:
         FACTS_LEFT_OUT.inc(extraction.invalid)
         logger.warning(
@@ -207,115 +191,9 @@ def knowledge_extract(*, session_id: int) -> list[Knowledge]:
             session.pk,
             extraction.invalid,
         )
-    embedder = get_embedder()
-    subjects = user_subjects(user_pk=session.user_id)
-    facts = [Knowledge(user=session.user, content=fact.text) for fact in extraction.facts]
-    vectors = embeddings_compute(embedder=embedder, rows=facts, subjects=subjects) if facts else []
-    status = KnowledgeStatus.CANDIDATE if settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL else KnowledgeStatus.ACTIVE
-    rejected = mine.filter(status=KnowledgeStatus.REJECTED)
-    said = {m.pk: m.created_at for m in messages}
-    cited = [max((said[i] for i in f.message_ids if i in said), default=None) for f in extraction.facts]
-    # In a slot, a statement the session repeats is kept as said last: that is when it held.
-    last_said: dict[tuple[str, str], datetime] = {}
-    for fact, said_at in zip(extraction.facts, cited, strict=True):
-        if fact.slot and said_at is not None:
-            key = (fact.slot, fact.text.lower())
-            last_said[key] = max(said_at, last_said.get(key, said_at))
-    created: list[Knowledge] = []
-    with transaction.atomic():
-        # The user first, as every writer (memories.services.user_locks); forgotten meanwhile: nothing to store.
-        if user_lock(user_pk=session.user_id) is None:
-            return []
-        for fact, vector, said_at in zip(extraction.facts, vectors, cited, strict=True):
-            # A fact this session raised before counts whatever became of it (rejected, superseded): summarising
-            # the session again must not raise it again, unless the session says it again later. Said again in
-            # another session, it is a new statement.
-            again = Q(said_at__gte=said_at) if said_at is not None else Q()
-            seen = mine.filter(live | (Q(source_session=session) & again))
-            # A fact a person rejected never comes back, from whatever session.
-            if rejected.filter(content__iexact=fact.text).exists() or _is_duplicate(rejected, vector):
-                continue
-            if fact.slot:
-                if said_at is not None and said_at < last_said[(fact.slot, fact.text.lower())]:
-                    continue
-                # Near in meaning is not the same in a slot ("lives in Tokyo" / "lives in Osaka"): only
-                # the same statement is a duplicate.
-                if seen.filter(slot=fact.slot, content__iexact=fact.text).exists() or any(
-                    k.slot == fact.slot and k.content.lower() == fact.text.lower() for k in created
-                ):
-                    continue
-            elif _is_duplicate(seen, vector) or any(_close(vector, k.embedding) for k in created):
-                continue
-            knowledge = Knowledge.objects.create(
-                user=session.user,
-                content=fact.text,
-                status=status,
-                source_session=session,
-                replaces_id=fact.replaces_id,
-                slot=fact.slot or "",
-                confidence=fact.confidence,
-                said_at=said_at or messages[-1].created_at,
-                reviewed=False,
-                embedding=vector,
-                embedding_model=embedder.model_name,
-            )
-            knowledge.source_messages.set(fact.message_ids)
-            if status == KnowledgeStatus.ACTIVE:
-                _settle(knowledge)
-            created.append(knowledge)
-        # The turns name entities even when they raise no fact ("My friend Sarah works at Google").
-        entities_record(user=session.user, messages=messages, knowledge=created, facts=extraction.facts)
-    return created
-
-
-def _storable(extraction: FactExtraction) -> FactExtraction:
-    """``extraction`` without the facts ``Knowledge.content`` refuses (over ``MAX_KNOWLEDGE_CHARS``, a
-    NUL character, ...), counted with the invalid ones: the worker stores only what the API would."""
-    kept = [fact for fact in extraction.facts if not field_errors(Knowledge, "content", fact.text.strip())]
-    return replace(extraction, facts=kept, invalid=extraction.invalid + len(extraction.facts) - len(kept))
-
-
-def _is_duplicate(queryset: QuerySet[Knowledge], vector: list[float]) -> bool:
-    return (
-        queryset.filter(embedding__isnull=False, embedding_model=settings.EMBEDDING_MODEL)
-        .alias(distance=CosineDistance("embedding", vector))
-        .filter(distance__lt=settings.KNOWLEDGE_DUPLICATE_DISTANCE)
-        .exists()
+    return facts_record(
+        user=session.user, session=session, facts=extraction.facts, messages=messages, embedder=get_embedder()
     )
-
-
-def _close(a: list[float], b: list[float]) -> bool:
-    return 1 - sum(x * y for x, y in zip(a, b, strict=True)) < settings.KNOWLEDGE_DUPLICATE_DISTANCE
-
-
-def _settle(knowledge: Knowledge) -> None:
-    """After ``knowledge`` became active: keep one active fact in its slot, or flag an unslotted conflict.
-
-    In a slot, the fact said last (``said_at``, then ``created_at``, then id) stays active and every
-    other one, active or already superseded, becomes superseded by it. Without a slot, a fact that
-    names an active fact it contradicts (``replaces``) leaves both active and flags both
-    ``needs_review``. Each change is saved row by row so the history records it.
-    """
-    if knowledge.slot:
-        in_slot = list(
-            Knowledge.objects.select_for_update().filter(
-                user_id=knowledge.user_id,
-                slot=knowledge.slot,
-                status__in=[KnowledgeStatus.ACTIVE, KnowledgeStatus.SUPERSEDED],
-            )
-        )
-        active = [k for k in in_slot if k.status == KnowledgeStatus.ACTIVE]
-        newest = max(active, key=lambda k: (k.said_at or k.created_at, k.created_at, k.pk))
-        for older in in_slot:
-            if newest.pk not in (older.pk, older.superseded_by_id):
-                older.status, older.superseded_by = KnowledgeStatus.SUPERSEDED, newest
-                older.save(update_fields=["status", "superseded_by", "updated_at"])
-    elif knowledge.replaces_id:
-        conflicting = Knowledge.objects.filter(pk=knowledge.replaces_id, status=KnowledgeStatus.ACTIVE).first()
-        if conflicting is not None:
-            for row in (knowledge, conflicting):
-                row.needs_review = True
-                row.save(update_fields=["needs_review", "updated_at"])
 
 
 # What a reviewer may approve or reject: candidates, and facts raised from a conversation and used at once.
@@ -345,7 +223,7 @@ def knowledge_approve(*, knowledge_ids: list[int]) -> int:
         knowledge.status, knowledge.reviewed = KnowledgeStatus.ACTIVE, True
         knowledge.save(update_fields=["status", "reviewed", "updated_at"])
         if activating:
-            _settle(knowledge)
+            knowledge_settle(knowledge)
     return len(awaiting)
 
 

@@ -75,6 +75,7 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
         Session.objects.select_for_update(of=("self",)).filter(pk=session.pk).first()
         if session.messages.filter(pk__in=[m.pk for m in messages]).count() != len(messages):
             return Summary.objects.filter(session=session).first()
+        Session.objects.filter(pk=session.pk).update(summary_requested_at=None)
         summary, _ = Summary.objects.update_or_create(
             session=session,
             defaults={
@@ -177,6 +178,8 @@ def summaries_request(
             pk__in=sessions.order_by(F("last_message_at").desc(nulls_last=True)).values("pk")[:max_count]
         )
     queued = list(sessions.order_by("first_message_at").values_list("pk", "external_id"))
+    # Due now, not once idle: the backlog shows it so until the summary is written.
+    Session.objects.filter(pk__in=[pk for pk, _ in queued]).update(summary_requested_at=timezone.now())
     for pk, _ in queued:
         job_enqueue(func="memories.tasks.summarize_session", args=(pk, overwrite))
     return [external_id for _, external_id in queued]

@@ -327,6 +327,8 @@ _KNOWLEDGE_FIELDS = (
     "said_at",
     "needs_review",
     "reviewed",
+    "ends",
+    "corrected",
     "replaces_id",
     "superseded_by_id",
     "source_session_id",
@@ -398,6 +400,8 @@ def _fact(row: dict[str, Any], sessions: dict[int, str], position: dict[int, int
         "said_at": time_text(row["said_at"]),
         "needs_review": row["needs_review"],
         "reviewed": row["reviewed"],
+        "ends": row["ends"],
+        "corrected": row["corrected"],
         # A fact of another owner (shared, or gone) is not part of the export: no reference.
         "replaces": position.get(row["replaces_id"]),
         "superseded_by": position.get(row["superseded_by_id"]),

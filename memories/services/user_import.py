@@ -24,6 +24,7 @@ from memories.models import (
     SummaryMode,
 )
 from memories.services.jobs import embedding_enqueue
+from memories.services.progress import sessions_facts_read_as_summarised
 from memories.services.user_document import (
     FORMAT,
     LIST_SECTIONS,
@@ -291,6 +292,7 @@ class _Import(FactSections):
         restamp(Summary, [(summary.pk, *stamps) for summary, *stamps in rows])
         if rows:
             embedding_enqueue(kind=MemoryKind.SUMMARY, ids=[summary.pk for summary, *_ in rows])
+            sessions_facts_read_as_summarised(session_ids=[summary.session_id for summary, *_ in rows])
         self._count("summaries", created=len(rows), kept=len(items) - len(rows))
 
     def _diaries(self, items: list[ImportItem]) -> None:

@@ -73,6 +73,9 @@ class FactSections:
             said_at=item.time("said_at", null=True),
             needs_review=item.number("needs_review", bool),
             reviewed=item.number("reviewed", bool),
+            # Documents exported before these existed do not have them.
+            ends=item.number("ends", bool, null=True) or False,
+            corrected=item.number("corrected", bool, null=True) or False,
             source_session_id=self._session_pk(item, "source_session", null=True),
             **fields,
         )

@@ -12,13 +12,14 @@ __all__ = ["INSERT_MESSAGES", "LINK_FACTS", "ROWS_PER_INSERT", "restamp"]
 # per row, and the process keeps the memory of its largest statement.
 ROWS_PER_INSERT = 250
 
-# Every column of a message, one array each (``UNNEST``), inserted in document order so ids keep it.
+# Every column of a message, one array each (``UNNEST``), inserted in document order so ids keep it; read
+# already (the document carries its facts and entities).
 INSERT_MESSAGES = """
 INSERT INTO memories_message
     (user_id, session_id, external_id, role, content, channel, metadata, created_at, received_at,
-     dialogue_act, embedding_model)
+     dialogue_act, embedding_model, read)
 SELECT %s, m.session_id, m.external_id, m.role, m.content, m.channel, m.metadata::jsonb, m.created_at,
-    m.received_at, m.dialogue_act, ''
+    m.received_at, m.dialogue_act, '', TRUE
 FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::timestamptz[],
     %s::timestamptz[], %s::text[]) WITH ORDINALITY
     AS m(session_id, external_id, role, content, channel, metadata, created_at, received_at, dialogue_act, position)

@@ -17,9 +17,10 @@ ordering, a filter on ``user__external_id``) names its own table (``of=("self",)
 writers sharing the user's lock would each wait for the other's ``FOR UPDATE`` of it.
 
 A writer that finds the user gone once it holds the lock (forgotten meanwhile) writes nothing: a
-task ends quietly, ``addMessages`` creates the user anew. The worker's embedding claims message
-rows alone (``FOR UPDATE SKIP LOCKED``) and waits for no other lock while it holds them, so it
-needs no user lock. What is left is retried (``memories.database.retry_transient``).
+task ends quietly, ``addMessages`` creates the user anew. The worker's embedding, which reads the
+turns for facts in the same transaction, locks the users of the messages it is about to claim
+before it claims them (``FOR UPDATE SKIP LOCKED``). What is left is retried
+(``memories.database.retry_transient``).
 """
 
 from __future__ import annotations

@@ -80,6 +80,15 @@ def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[webdriv
         shutil.rmtree(tmp_path / "chromium-profile", ignore_errors=True)
 
 
+def log_in(browser: webdriver.Chrome, live_server_url: str, username: str, password: str) -> None:
+    """Log into the admin as a person does, and wait for the page after it (the index)."""
+    browser.get(f"{live_server_url}/admin/login/")
+    browser.find_element(By.ID, "id_username").send_keys(username)
+    browser.find_element(By.ID, "id_password").send_keys(password)
+    browser.find_element(By.CSS_SELECTOR, "#login-form [type=submit]").click()
+    WebDriverWait(browser, WAIT_SECONDS).until(ec.presence_of_element_located((By.ID, "user-tools")))
+
+
 def _wait_for_embedding(knowledge_id: int, content: str, timeout: float = 20.0) -> Knowledge:
     """The row once it holds ``content`` and a vector (the re-embedding runs on the server's commit)."""
     deadline = time.monotonic() + timeout
@@ -100,11 +109,7 @@ def test_curator_edits_knowledge_in_the_browser_and_search_sees_it(live_server, 
     wait = WebDriverWait(browser, WAIT_SECONDS)
 
     # Log in.
-    browser.get(f"{live_server.url}/admin/login/")
-    browser.find_element(By.ID, "id_username").send_keys("curator")
-    browser.find_element(By.ID, "id_password").send_keys("s3cret-pass")
-    browser.find_element(By.CSS_SELECTOR, "#login-form [type=submit]").click()
-    wait.until(ec.presence_of_element_located((By.ID, "user-tools")))
+    log_in(browser, live_server.url, "curator", "s3cret-pass")
     assert "Memory service" in browser.title
 
     # Edit the fact's text and save.

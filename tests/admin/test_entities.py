@@ -9,9 +9,9 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memories.models import Entity, Session
-from memories.services.knowledge import knowledge_extract
+from memories.models import Entity
 from memories.services.messages import MessageIn, messages_add
+from tests.worker import raise_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def entities(settings) -> dict[str, Entity]:
         session_external_id="s1",
         messages=[MessageIn(role="user", content=t, created_at=T0 + timedelta(days=i)) for i, t in enumerate(turns)],
     )
-    knowledge_extract(session_id=Session.objects.get(external_id="s1").pk)
+    raise_facts(user="alice", session="s1")
     return {e.name: e for e in Entity.objects.all()}
 
 

@@ -17,7 +17,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from memories.models import Message
 from memories.services.knowledge import knowledge_add
 from memories.services.messages import MessageIn, messages_add
-from tests.admin.test_admin_browser import WAIT_SECONDS, browser  # noqa: F401 - the Chromium fixture
+from tests.admin.test_admin_browser import WAIT_SECONDS, browser, log_in  # noqa: F401 - the Chromium fixture
 
 pytestmark = pytest.mark.slow
 
@@ -34,10 +34,7 @@ def test_curator_sees_the_context_a_bot_would_get_and_stores_the_turn(live_serve
     knowledge_add(user_external_id="alice", content=FACT)
     wait = WebDriverWait(browser, WAIT_SECONDS)
 
-    browser.get(f"{live_server.url}/admin/login/")
-    browser.find_element(By.ID, "id_username").send_keys("curator")
-    browser.find_element(By.ID, "id_password").send_keys("s3cret-pass")
-    browser.find_element(By.CSS_SELECTOR, "#login-form [type=submit]").click()
+    log_in(browser, live_server.url, "curator", "s3cret-pass")
     wait.until(ec.presence_of_element_located((By.ID, "playground-module")))
 
     # From the index to the playground.

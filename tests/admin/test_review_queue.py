@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import User
@@ -74,3 +76,64 @@ def test_correcting_a_fact_in_the_list_reviews_it_and_keeps_its_history(staff, r
         "The user works as a nurse at St Luke's Hospital.",
     ]
     assert _rows(client) == ["The user is allergic to peanuts."]
+
+
+KNOWLEDGE = reverse("admin:memories_knowledge_changelist")
+
+
+def test_each_row_is_one_line_with_its_slot_source_turn_and_a_link_to_the_facts_page(staff, raised, client):
+    job = raised["The user works as a nurse at Saint Luke's."]
+    page = client.get(QUEUE).content.decode()
+    assert f'<input type="text" name="form-0-content" value="{job.content.replace(chr(39), "&#x27;")}"' in page
+    assert "<textarea" not in page
+    assert f'<a href="/admin/memories/knowledge/{job.pk}/change/">#{job.pk}</a>' in page
+    assert f'<td class="field-slot">{job.slot}</td>' in page
+    assert "2024-05-08 10:00 · s2</span><br>user: I work as a nurse at Saint Luke&#x27;s." in page
+    assert client.get(f"/admin/memories/knowledge/{job.pk}/change/").status_code == 200
+
+
+def test_the_knowledge_lists_review_column_and_banner_agree(staff, raised, client, gql):
+    gql('mutation { addKnowledge(userId: "mei", content: "Mei likes jazz.") { __typename } }')  # added: reviewed
+    page = client.get(KNOWLEDGE).content.decode()
+    assert "2 facts raised from conversations await review" in " ".join(page.split())
+    column = re.findall(r'<td class="field-awaiting_review"><img src="[^"]+" alt="(True|False)">', page)
+    assert sorted(column) == ["False", "True", "True"]
+    # The session a fact was raised from shows as the chatbot's id.
+    assert '<td class="field-said_in_session">s2</td>' in page
+
+
+def test_a_users_facts_now_and_what_was_true_when(staff, client, add_messages, gql):
+    add_messages("kai", "s1", [msg("I live in Tokyo.", "2024-01-10T10:00:00Z")])
+    add_messages("kai", "s2", [msg("I moved to Osaka last week.", "2024-06-01T10:00:00Z")])
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "kai"})
+    osaka = Knowledge.objects.get(status=KnowledgeStatus.ACTIVE, content__contains="Osaka")
+    tokyo = Knowledge.objects.get(status=KnowledgeStatus.SUPERSEDED, content__contains="Tokyo")
+    user = osaka.user
+
+    assert f'href="/admin/memories/enduser/{user.pk}/facts/"' in client.get("/admin/memories/enduser/").content.decode()
+    page = client.get(f"/admin/memories/enduser/{user.pk}/facts/").content.decode()
+    current = page.split('id="current-facts"')[1].split('id="fact-history"')[0]
+    assert osaka.content in current
+    assert tokyo.content not in current
+    history = page.split('id="fact-history"')[1]
+    rows = re.findall(
+        r"<td>(?:[a-z]+)?</td>\s*<td><a [^>]+>([^<]+)</a></td>\s*<td>([^<]+)</td>\s*<td>([^<]+)</td>", history
+    )
+    assert rows == [
+        (tokyo.content, "2024-01-10 10:00", "2024-06-01 10:00"),
+        (osaka.content, "2024-06-01 10:00", "now"),
+    ]
+
+
+def test_a_fact_a_later_turn_may_have_replaced_is_flagged_with_that_turn(staff, client, add_messages, gql):
+    add_messages("ines", "s1", [msg("I work as a nurse at Saint Luke's.", "2024-03-01T10:00:00Z")])
+    add_messages("ines", "s2", [msg("I am allergic to peanuts.", "2024-03-02T10:00:00Z")])
+    add_messages("ines", "s3", [msg("My job situation is a bit different these days.", "2024-03-04T10:00:00Z")])
+    assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ines"})
+
+    rows = {row.content: row for row in client.get(QUEUE).context["cl"].result_list}
+    nurse, allergy = rows["The user works as a nurse at Saint Luke's."], rows["The user is allergic to peanuts."]
+    assert nurse.later_turn_id is not None
+    assert allergy.later_turn_id is None
+    page = client.get(QUEUE).content.decode()
+    assert "My job situation is a bit different these days." in page  # the later turn, inline

@@ -10,7 +10,7 @@ import asyncio
 import re
 import signal
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,8 @@ from memory_client import (
     UnauthenticatedError,
 )
 
-from memories.models import Message
+from memories import tasks
+from memories.models import Message, Session
 from memories.services.api_keys import api_key_create
 from memories.services.embeddings import embeddings_fill
 from memories.services.knowledge import knowledge_add
@@ -125,6 +126,60 @@ def test_errors_are_typed_with_the_api_codes(url, key):
         assert too_many.value.code == "BAD_USER_INPUT"
     assert isinstance(too_many.value, MemoryApiError)
     assert not Message.objects.exists()
+
+
+def test_facts_backlog_summaries_export_and_a_token_for_the_browser(url, key):
+    _, curator = api_key_create(name="curator", all_users=True, may_curate=True)
+    with MemoryClient(url, curator) as memory:
+        memory.add_messages(USER, "s1", [{"role": "user", "content": "I moved to Osaka last month."}])
+        waiting = memory.backlog(USER)
+        assert (waiting.messages_waiting_for_facts, waiting.all_processed) == (1, False)
+        assert [p.session_id for p in waiting.sessions_waiting_for_summary] == ["s1"]
+
+        assert memory.create_summaries(USER) == ["s1"]
+        (due,) = memory.backlog(USER).sessions_waiting_for_summary
+        assert abs((due.due_at - datetime.now(UTC)).total_seconds()) < 10  # due now, not once idle
+        _worker_runs(USER)
+        assert memory.backlog(USER).all_processed
+
+        (raised,) = memory.facts(USER)
+        assert "Osaka" in raised.content
+        assert raised.reviewed is False
+        assert memory.approve_fact(USER, int(raised.id)).reviewed  # ids as numbers too
+
+        added = memory.add_fact(USER, "The user is vegetarian.")
+        corrected = memory.correct_fact(USER, added.id, "The user is vegan.")
+        assert (corrected.id, corrected.content) == (added.id, "The user is vegan.")
+        assert memory.forget_fact(USER, added.id) == added.id
+        with pytest.raises(InputError) as gone:
+            memory.correct_fact(USER, added.id, "The user eats fish.")
+        assert gone.value.code == "ERROR"
+
+        document = memory.export_user(USER)
+        assert [m["content"] for m in document["messages"]] == ["I moved to Osaka last month."]
+
+        token = memory.create_user_token(USER, ttl_seconds=60)
+        assert token.token.startswith("memu_")
+        assert 50 < (token.expires_at - datetime.now(UTC)).total_seconds() <= 60
+
+    with MemoryClient(url, token.token) as browser:
+        assert [f.content for f in browser.facts(USER)] == [raised.content]
+        with pytest.raises(ForbiddenError):
+            browser.facts("someone-else")
+        with pytest.raises(ForbiddenError):
+            browser.create_user_token(USER)
+    with MemoryClient(url, key) as memory, pytest.raises(ForbiddenError) as refused:
+        memory.reject_fact(USER, raised.id)
+    assert "may curate" in refused.value.message
+
+
+def _worker_runs(user_id: str) -> None:
+    """What the worker does with a user's queued sessions: summarise them, then read their facts."""
+    for session_id in Session.objects.filter(user__external_id=user_id).values_list("pk", flat=True):
+        tasks.summarize_session(session_id)
+        tasks.extract_knowledge(session_id)
+    embeddings_fill(kind="message")
+    embeddings_fill(kind="knowledge")
 
 
 def test_the_async_client(url, key, monkeypatch):

@@ -70,6 +70,20 @@ def test_readme_chatbot_turn_works_as_shown(gql):
     assert "allergic to peanuts" in answer["data"]["search"]["answer"]
 
 
+def test_readme_change_in_new_words_replaces_the_old_value_as_shown(gql):
+    """README's "When something changes": a job told in other words later replaces the earlier one."""
+    readme = ROOT / "README.md"
+    _turn, reply, ask = _blocks(readme, "graphql")[:3]
+    before, after, shown = (json.loads(block) for block in _blocks(readme, "json")[3:6])
+    for session in (before, after):
+        assert "errors" not in gql(reply, session)
+    embeddings_fill(kind="message")
+    answer = gql(ask, {"input": {"userId": before["userId"], "query": "Where do I work?"}})["data"]["search"]
+    assert answer["answer"] == shown["answer"]
+    facts = gql('{ knowledge(userId: "user-7", status: SUPERSEDED) { results { content } } }')["data"]["knowledge"]
+    assert [f["content"] for f in facts["results"]] == ["The user works as a nurse at Saint Mary's, mostly nights."]
+
+
 def test_configuration_documents_every_environment_variable():
     """docs/configuration.md has a row for each variable the service reads, and no other."""
     sources = [*(ROOT / "memoryproject").glob("*.py"), *(ROOT / "memories").rglob("*.py")]

@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from memories.models import Entity, Session
-from memories.services.knowledge import knowledge_extract
+from memories.models import Entity
 from tests.fake_openai import FakeOpenAI
 from tests.graphql.documents import (
     DELETE_HISTORY,
     msg,
 )
+from tests.worker import raise_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,7 @@ def _talk(add_messages, user: str, turns: list[str]) -> None:
             for i, text in enumerate(turns)
         ],
     )
-    knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id="s1").pk)
+    raise_facts(user=user, session="s1")
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_entities_query_lists_a_users_entities_with_facts_and_mentions(alice, gq
                 "firstMentionedAt": "2024-05-01T10:00:00+00:00",
                 "lastMentionedAt": "2024-05-01T10:11:00+00:00",
                 "mentions": 2,
-                "facts": [],
+                "facts": [{"content": "Alice and Sarah went hiking last weekend.", "status": "ACTIVE"}],
             },
             {
                 "name": "Tom",
@@ -120,7 +120,8 @@ def test_entities_are_scoped_to_the_keys_users(alice, gql, make_api_key):
 
 
 def test_search_prefers_the_turns_of_an_entity_the_query_names_by_alias(alice, search):
-    sarah = {"My friend Sarah works at Google.", "Sarah and I went hiking last weekend."}
+    # The hiking turn as the fact raised from it.
+    sarah = {"My friend Sarah works at Google.", "Alice and Sarah went hiking last weekend."}
 
     def top_two() -> set[str]:
         return {h["content"] for h in search(userIds=["alice"], query="Tell me about Sally.", topK=3)["hits"][:2]}

@@ -77,7 +77,8 @@ def test_delete_all_history(alice_and_bob, gql_ok, search):
         "resummarizedSessionIds": [],
     }
     assert totals(gql_ok, "alice") == {"history": 0, "sessions": 0, "summaries": 0, "knowledge": 0, "diaries": 0}
-    assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 0, "diaries": 0}
+    # Bob's turn was read as it arrived: his fact stays.
+    assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 1, "diaries": 0}
     found = search(userId="alice", query="What is my locker code?")
     assert (found["found"], found["answer"], found["hits"]) == (False, "Not found in memory.", [])
 
@@ -95,7 +96,7 @@ def test_delete_one_sessions_history(alice_and_bob, gql_ok, search):
     assert [s["sessionId"] for s in gql_ok(SUMMARIES, {"userId": "alice"})["summaries"]["results"]] == ["s1"]
     found = search(userId="alice", query="What is my locker code?", includeRetrievedData=True)
     assert "4471" not in json.dumps(found)
-    assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 0, "diaries": 0}
+    assert totals(gql_ok, "bob") == {"history": 1, "sessions": 1, "summaries": 1, "knowledge": 1, "diaries": 0}
 
 
 def test_delete_one_channels_history_resummarizes_the_sessions_that_keep_messages(add_messages, gql_ok, search):
@@ -125,7 +126,7 @@ def test_delete_one_channels_history_resummarizes_the_sessions_that_keep_message
     assert gql_ok(SUMMARIES, {"userId": "alice", "sessionId": "s1"})["summaries"]["results"] == [
         {
             "sessionId": "s1",
-            "content": "user: I adopted a cat named Miso. assistant: What a lovely name for a cat.",
+            "content": "user: I adopted a cat named Miso.",  # the assistant's reaction is no summary
             "mode": "extractive",
             "coversFrom": "2024-05-01T10:00:00+00:00",
             "coversUntil": "2024-05-01T10:05:00+00:00",
@@ -163,7 +164,9 @@ def test_deleting_history_deletes_the_facts_raised_from_it_audit_trail_and_all(a
 
     gql_ok(DELETE_HISTORY, {"userId": "alice", "sessionId": "s1"})
 
-    assert set(Knowledge.objects.filter(user=user).values_list("pk", flat=True)) == {other_session.pk, added.pk}
+    remaining = set(Knowledge.objects.filter(user=user).values_list("pk", flat=True))
+    assert {other_session.pk, added.pk} <= remaining
+    assert not Knowledge.objects.filter(user=user, source_session=s1).exists()
     assert not Knowledge.history.filter(id__in=[cited.pk, uncited.pk]).exists()
     assert Knowledge.history.filter(id=added.pk).exists()
 
@@ -175,8 +178,14 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
         gql_ok(ADD_KNOWLEDGE, {"userId": user_id, "content": f"{user_id} is allergic to peanuts."})
         gql_ok(UPSERT_DIARY, {"userId": user_id, "diaryDate": "2024-05-01", "content": f"{user_id} went to Osaka."})
     summarize("bob")
-    everything = {"history": 2, "sessions": 2, "summaries": 1, "knowledge": 1, "diaries": 1}
-    assert totals(gql_ok, "alice") == everything
+    alice = totals(gql_ok, "alice")
+    assert {k: v for k, v in alice.items() if k != "knowledge"} == {
+        "history": 2,
+        "sessions": 2,
+        "summaries": 1,
+        "diaries": 1,
+    }
+    assert alice["knowledge"] >= 1  # the fact added, and any the reader raised from the turns
     bob_before = totals(gql_ok, "bob")
     # Facts raised from summarised sessions (candidates awaiting review) are the user's too.
     knowledge_rows = Knowledge.objects.filter(user__external_id="alice").count()
@@ -199,7 +208,7 @@ def test_forget_user_removes_everything_of_that_user_only(add_messages, gql_ok, 
     assert not Knowledge.history.filter(user_id=alice_pk).exists()
     assert Knowledge.history.filter(content__contains="bob").exists()
 
-    assert bob_before == {**everything, "summaries": 2}
+    assert bob_before == {**alice, "knowledge": bob_before["knowledge"], "summaries": 2}
     assert totals(gql_ok, "bob") == bob_before
     bob = search(userId="bob", query="Which instrument does bob play?")
     assert {h["userId"] for h in bob["hits"]} == {"bob"}

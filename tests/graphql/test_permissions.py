@@ -1,8 +1,9 @@
-"""Who may do what: API keys scoped to end users and all-users keys (authentication: test_authentication).
+"""Who may do what: API keys scoped to end users, all-users keys and user tokens (authentication:
+test_authentication; tokens themselves: test_user_tokens).
 
-Every operation is tried with a key scoped to ``bob`` on ``alice``: it gets none of alice's
-data and changes nothing of hers; the same request with a key covering alice succeeds (so the
-refusal is about the scope, not a broken query).
+Every operation is tried with a key scoped to ``bob``, and with a user token for ``bob``, on
+``alice``: it gets none of alice's data and changes nothing of hers; the same request with a key
+covering alice (or alice's token) succeeds (so the refusal is about the scope, not a broken query).
 """
 
 from __future__ import annotations
@@ -46,6 +47,23 @@ def denial(body: dict[str, Any], field: str) -> tuple[str | None, str]:
 @pytest.fixture
 def bob_key(make_api_key) -> str:
     return make_api_key("bob")
+
+
+MINT = "mutation M($u: String!) { createUserToken(userId: $u) { ... on UserToken { token } } }"
+
+
+@pytest.fixture
+def credential(make_api_key, gql) -> Callable[..., str]:
+    """``credential(kind, *users)``: an API key scoped to ``users``, or a user token for the one user
+    (minted by the all-users key, as a backend would)."""
+
+    def make(kind: str, *users: str) -> str:
+        if kind == "API key":
+            return make_api_key(*users)
+        (user,) = users
+        return gql(MINT, {"u": user})["data"]["createUserToken"]["token"]
+
+    return make
 
 
 def _search(**input_fields: Any) -> tuple[str, Callable[[dict[str, str]], dict[str, Any]]]:
@@ -163,21 +181,32 @@ ON_ALICE: dict[str, tuple[str, str, Callable[[dict[str, str]], dict[str, Any]]]]
         'mutation { forgetUser(userId: "alice") { __typename ' + REFUSED + " } }",
         lambda ids: {},
     ),
+    "createUserToken": (
+        "createUserToken",
+        'mutation { createUserToken(userId: "alice") { __typename ... on UserToken { token } ' + REFUSED + " } }",
+        lambda ids: {},
+    ),
 }
 
 
+@pytest.mark.parametrize("kind", ["API key", "user token"])
 @pytest.mark.parametrize("operation", list(ON_ALICE))
-def test_a_key_scoped_to_bob_cannot_act_on_alice(operation, alice, bob_key, make_api_key, gql):
+def test_a_credential_for_bob_cannot_act_on_alice(operation, kind, alice, credential, gql):
     field, document, variables = ON_ALICE[operation]
     before = alice_state()
 
-    body = gql(document, variables(alice), key=bob_key)
-    assert denial(body, field)[1] == "This API key may not act on user 'alice'."
+    body = gql(document, variables(alice), key=credential(kind, "bob"))
+    assert denial(body, field)[1] == f"This {kind} may not act on user 'alice'."
     assert not any(word in json.dumps(body) for word in ALICE_WORDS), body
     assert alice_state() == before
 
-    # The same request with a key that covers alice too is allowed.
-    allowed = gql(document, variables(alice), key=make_api_key("alice", "bob"))
+    # The same request with a key that covers alice too, or with alice's own token, is allowed (a token
+    # acts on one user, and mints nothing: test_user_tokens).
+    if kind == "user token" and ("bob" in json.dumps(variables(alice)) + document or field == "createUserToken"):
+        return
+    allowed = gql(
+        document, variables(alice), key=credential(kind, *(["alice"] if kind == "user token" else ["alice", "bob"]))
+    )
     assert "errors" not in allowed, allowed
     assert allowed["data"][field].get("__typename") != "OperationInfo", allowed
 
@@ -256,6 +285,8 @@ def test_a_user_scoped_key_reads_shared_knowledge_with_its_own(alice, bob_key, g
                 "results": [
                     {"content": "Bob is vegetarian.", "userId": "bob"},
                     {"content": "The support desk opens at 9am.", "userId": None},
+                    # Read from bob's own turn as it arrived ("Bob adopted a dog named Rex.").
+                    {"content": "The user said: \u201cBob adopted a dog named Rex.\u201d", "userId": "bob"},
                 ]
             }
         }

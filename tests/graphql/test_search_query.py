@@ -171,9 +171,9 @@ def test_search_several_users_by_user_id_and_user_ids(add_messages, summarize, s
     both = search(userId="alice", userIds=["bob"], query=query, includeRetrievedData=True)
     # Each turn as the fact raised from it, which stands in for it.
     assert sorted((h["userId"], h["kind"], h["content"]) for h in both["hits"]) == [
-        ("alice", "KNOWLEDGE", "The user has a cat named Miso."),
+        ("alice", "KNOWLEDGE", "The user adopted a cat named Miso."),
         ("alice", "SUMMARY", "user: I adopted a cat named Miso."),
-        ("bob", "KNOWLEDGE", "The user has a dog named Rex."),
+        ("bob", "KNOWLEDGE", "The user adopted a dog named Rex."),
         ("bob", "SUMMARY", "user: I adopted a dog named Rex."),
     ]
     assert "[summary | session s1 | user alice | from 2024-05-01 10:00 UTC]" in both["retrievedData"]

@@ -77,7 +77,7 @@ def test_summaries_list_filter_and_page(add_messages, gql_ok, summarize):
 
     s1 = {
         "sessionId": "s1",
-        "content": "user: I adopted a cat named Miso. assistant: What a lovely name for a cat.",
+        "content": "user: I adopted a cat named Miso.",  # the assistant's reaction is no summary
         "mode": "extractive",
         "coversFrom": "2024-05-01T10:00:00+00:00",
         "coversUntil": "2024-05-01T10:05:00+00:00",

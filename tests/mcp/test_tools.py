@@ -84,3 +84,45 @@ def test_refused_input_is_a_tool_error_with_the_apis_code_and_field(http_url, al
     assert bad_role.content[0].text.startswith("VALIDATION: role must be one of")
     assert error_codes(too_many) == ["BAD_USER_INPUT"]
     assert unknown_fact.content[0].text == "ERROR: No knowledge of user 'alice' with id 999999."
+
+
+def test_ids_given_as_numbers_are_taken_and_the_backlog_says_what_waits(http_url, alice_key):
+    added, waiting = calls(
+        http_client(http_url, alice_key[1]),
+        ("add_fact", {"user_id": "alice", "content": "Alice is vegan."}),
+        ("get_backlog", {"user_id": "alice"}),
+    )
+    fact_id = int(added.structured_content["id"])
+    assert waiting.structured_content == {
+        "allProcessed": True,
+        "messagesWaitingForVector": 0,
+        "messagesWaitingForFacts": 0,
+        "sessionsWaitingForSummary": [],
+    }
+    stored, corrected, forgotten = calls(
+        http_client(http_url, alice_key[1]),
+        ("add_messages", {"user_id": "alice", "session_id": 7, "messages": [{"role": "user", "content": "Hi!"}]}),
+        ("correct_fact", {"user_id": "alice", "fact_id": fact_id, "content": "Alice is vegetarian."}),
+        ("forget_fact", {"user_id": "alice", "fact_id": fact_id}),
+    )
+    assert stored.structured_content["session"]["sessionId"] == "7"
+    assert corrected.structured_content["content"] == "Alice is vegetarian."
+    assert forgotten.structured_content == {"deletedId": str(fact_id)}
+
+
+def test_arguments_of_the_wrong_type_are_refused_with_the_apis_code_and_field(http_url, alice_key):
+    missing, wrong = calls(
+        http_client(http_url, alice_key[1]),
+        ("add_messages", {"user_id": "alice", "session_id": "s1", "messages": [{"role": "user"}]}),
+        ("list_facts", {"user_id": "alice", "status": "NOPE", "limit": "many"}),
+    )
+    assert missing.is_error
+    assert missing.structured_content == {
+        "errors": [{"code": "BAD_USER_INPUT", "message": "content must be given.", "field": "messages.0.content"}]
+    }
+    assert wrong.content[0].text.splitlines() == [
+        "BAD_USER_INPUT: status must be one of 'CANDIDATE', 'ACTIVE', 'REJECTED' or 'SUPERSEDED', not \"NOPE\". "
+        "(field status)",
+        'BAD_USER_INPUT: limit must be an integer, not "many". (field limit)',
+    ]
+    assert "pydantic" not in missing.content[0].text + wrong.content[0].text

@@ -17,7 +17,16 @@ from tests.mcp.conftest import ROOT, calls, error_codes, session, stdio_client_f
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-TOOLS = {"add_messages", "get_context", "search_memory", "list_facts", "add_fact", "correct_fact", "forget_fact"}
+TOOLS = {
+    "add_messages",
+    "get_context",
+    "search_memory",
+    "list_facts",
+    "add_fact",
+    "correct_fact",
+    "forget_fact",
+    "get_backlog",
+}
 
 
 def _key(*user_ids: str) -> str:

@@ -37,6 +37,6 @@ def test_a_dump_restored_into_the_running_service_brings_back_its_memory(add_mes
 
     assert list(Message.objects.values_list("content", flat=True)) == ["I play the cello in a small orchestra."]
     hits = search(userId="alice", query="Which instrument does Alice play?", topK=1)["hits"]
-    assert hits[0]["content"] == "I play the cello in a small orchestra."
+    assert "cello in a small orchestra" in hits[0]["content"]  # the turn, or the fact raised from it
     add_messages("alice", "s1", [{"role": "user", "content": "Written after the restore."}])
     assert Message.objects.count() == 2

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import psycopg
 import pytest
@@ -284,6 +284,66 @@ def test_backlog_per_user_and_overall(add_messages, gql, make_api_key, settings)
 
     scoped = gql(BACKLOG, key=make_api_key("alice"))
     assert scoped["errors"][0]["extensions"]["code"] == "FORBIDDEN"
+
+
+PROGRESS = """
+query($u: String) {
+  backlog(userId: $u) {
+    messagesWaitingForVector messagesWaitingForFacts allProcessed sessionsWaitingForSummary { sessionId dueAt }
+  }
+}
+"""
+
+
+def test_backlog_counts_user_turns_waiting_for_facts_until_all_is_processed(add_messages, gql):
+    add_messages(
+        "alice",
+        "s1",
+        [
+            {"role": "user", "content": "I moved to Osaka last month."},
+            {"role": "assistant", "content": "How exciting!"},
+            {"role": "user", "content": "I work as a nurse there."},
+        ],
+    )
+    waiting = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]
+    assert (waiting["messagesWaitingForFacts"], waiting["allProcessed"]) == (2, False)  # the user's two turns
+
+    gql(CREATE_SUMMARIES, {"u": "alice"})  # the summary, then the fact extraction after it (the worker, in tests)
+
+    assert gql(PROGRESS, {"u": "alice"})["data"]["backlog"] == {
+        "messagesWaitingForVector": 0,
+        "messagesWaitingForFacts": 0,
+        "allProcessed": True,
+        "sessionsWaitingForSummary": [],
+    }
+    add_messages("alice", "s1", [{"role": "user", "content": "I also took up tennis."}])
+    again = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]
+    assert (again["messagesWaitingForFacts"], again["allProcessed"]) == (1, False)
+    assert gql(PROGRESS, {"u": "bob"})["data"]["backlog"]["allProcessed"] is True
+
+
+def test_create_summaries_makes_the_summary_due_now(client, add_messages, gql, trusted_key, settings):
+    settings.SUMMARY_IDLE_MINUTES = 30
+    add_messages("alice", "s1", [{"role": "user", "content": "I like green tea."}])
+    (pending,) = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]["sessionsWaitingForSummary"]
+    assert _seconds_from_now(pending["dueAt"]) == pytest.approx(1800, abs=10)
+
+    # Queued, but not run yet (its work runs when the request's transaction commits: never, in this test).
+    client.post(
+        "/graphql/",
+        data=json.dumps({"query": CREATE_SUMMARIES, "variables": {"u": "alice"}}),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {trusted_key}",
+    )
+
+    (pending,) = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]["sessionsWaitingForSummary"]
+    assert _seconds_from_now(pending["dueAt"]) == pytest.approx(0, abs=10)
+    gql(CREATE_SUMMARIES, {"u": "alice"})  # and now the worker writes it
+    assert gql(PROGRESS, {"u": "alice"})["data"]["backlog"]["sessionsWaitingForSummary"] == []
+
+
+def _seconds_from_now(moment: str) -> float:
+    return (datetime.fromisoformat(moment) - timezone.now()).total_seconds()
 
 
 def test_json_logs_are_one_object_per_line():

@@ -77,7 +77,7 @@ def test_the_service_recovers_from_a_restore_under_it(tmp_path, settings):
         answer = graphql(port, key, SEARCH)  # the first search after the restore
         assert answer.status == 200, answer.body
         assert "errors" not in answer.json(), answer.json()
-        assert answer.json()["data"]["search"]["hits"][0]["content"] == "I play the cello in a small orchestra."
+        assert "cello in a small orchestra" in answer.json()["data"]["search"]["hits"][0]["content"]
         assert request(port, "GET", "/readyz").json()["failed"] == []
         for text in (f"After the restore {i}." for i in range(3)):
             assert "errors" not in graphql(port, key, ADD, {"text": text}).json()

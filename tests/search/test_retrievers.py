@@ -289,6 +289,7 @@ def test_a_query_vector_of_another_dimension_asks_for_reembedding(alice_everythi
 
 def test_statements_per_search_do_not_grow_with_top_k(add_messages, gql, settings):
     settings.SEARCH_MAX_TOKENS = 100_000  # every hit, however many: the statements are what is counted
+    settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True  # turns and summaries only, whatever the reader raises
     for session in range(3):
         add_messages(
             "alice",

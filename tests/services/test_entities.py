@@ -15,8 +15,9 @@ from memories.models import Entity, Session
 from memories.services.entities import entities_merge
 from memories.services.knowledge import knowledge_extract
 from memories.services.messages import MessageIn, messages_add
-from memories.tasks import extract_knowledge
+from memories.tasks import embed_rows
 from tests.factories import EndUserFactory, MessageFactory, SessionFactory
+from tests.worker import raise_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +31,7 @@ def _extract(turns: list[str], *, user: str = "caroline", session: str = "s1", s
         for i, text in enumerate(turns)
     ]
     messages_add(user_external_id=user, session_external_id=session, messages=messages)
-    knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id=session).pk)
+    raise_facts(user=user, session=session)
 
 
 def _entities(user: str = "caroline") -> list[tuple[str, str]]:
@@ -84,7 +85,7 @@ def test_a_later_turn_naming_a_known_entity_is_linked_and_moves_last_mentioned()
 def test_entities_are_per_user_and_extraction_is_idempotent():
     _extract(["My friend Sarah works at Google."])
     _extract(["My friend Sarah works at Google."], user="bob")
-    knowledge_extract(session_id=Session.objects.get(user__external_id="bob", external_id="s1").pk)
+    raise_facts(user="bob", session="s1")
     assert _entities("bob") == _entities("caroline") == [("Google", "organisation"), ("Sarah", "person")]
     assert Entity.objects.get(user__external_id="bob", name="Sarah").messages.count() == 1
 
@@ -127,8 +128,9 @@ def test_merge_moves_names_facts_and_turns_into_the_first():
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("hashing_embedder")
-def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
+def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity(settings):
     """The second waits for the first to commit its new entity, then links to it (no unique-name error)."""
+    settings.EMBEDDING_BATCH_SIZE = 1  # each worker reads its own turn (no batch topped up with the other's)
     first, second = (
         MessageFactory(session=SessionFactory(user=EndUserFactory(external_id="caroline")), content=text)
         for text in ("My friend Sarah works at Google.", "My friend Sarah plays the violin.")
@@ -136,10 +138,10 @@ def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
     first_inserted, first_may_commit = threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
-    def extract(session_id: int, *, hold: bool) -> None:
+    def extract(message_id: int, *, hold: bool) -> None:
         try:
             with transaction.atomic():
-                extract_knowledge(session_id)
+                embed_rows("message", [message_id])  # the worker reads a turn as it embeds it
                 if hold:  # the entity is inserted, not yet committed
                     first_inserted.set()
                     first_may_commit.wait(30)
@@ -148,10 +150,10 @@ def test_two_extractions_naming_the_same_new_person_at_once_share_one_entity():
         finally:
             connection.close()
 
-    holding = threading.Thread(target=extract, args=(first.session_id,), kwargs={"hold": True})
+    holding = threading.Thread(target=extract, args=(first.pk,), kwargs={"hold": True})
     holding.start()
     assert first_inserted.wait(30)
-    waiting = threading.Thread(target=extract, args=(second.session_id,), kwargs={"hold": False})
+    waiting = threading.Thread(target=extract, args=(second.pk,), kwargs={"hold": False})
     waiting.start()
     try:
         _wait_until_a_statement_waits_for_a_lock()

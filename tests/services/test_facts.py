@@ -11,8 +11,8 @@ from prometheus_client import REGISTRY
 
 from memories.llm.base import ModelBackendError
 from memories.models import Knowledge, Session
-from memories.services.knowledge import knowledge_extract
 from memories.services.messages import MessageIn, messages_add
+from tests.worker import raise_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -31,26 +31,29 @@ def _extract(turns: list[tuple[str, str, str | None]], *, user: str = "caroline"
         for i, (role, text, speaker) in enumerate(turns)
     ]
     messages_add(user_external_id=user, session_external_id="s1", messages=messages)
-    return knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id="s1").pk)
+    return raise_facts(user=user, session="s1")
 
 
-def test_offline_candidates_are_third_person_statements_about_the_user_with_source_time_slot_and_confidence():
+def test_offline_facts_are_the_users_own_lasting_statements_with_source_time_slot_and_confidence():
     created = _extract(
         [
             ("user", "Hey Mel! I moved to Osaka last spring, it's lovely.", "Caroline"),
             ("assistant", "I live in Paris and I have a dog named Rex.", "Melanie"),
             ("user", "Oh nice. I have a guinea pig named Oscar.", "Caroline"),
-            ("user", "I love that you paint.", "Caroline"),
-            ("user", "I don't live in Kyoto. If I lived in Rome I would be happy.", "Caroline"),
-            ("user", "Do you work as a nurse? I went to a support group yesterday.", "Caroline"),
+            ("user", "If I lived in Rome I would be happy.", "Caroline"),
+            ("user", "Do you work as a nurse?", "Caroline"),
             ("user", "My favourite food is tonkotsu ramen.", "Caroline"),
         ]
     )
-    assert [(k.content, k.slot, k.said_at) for k in created] == [
-        ("Caroline moved to Osaka.", "residence", T0),
-        ("Caroline has a guinea pig named Oscar.", "pet:oscar", T0 + timedelta(minutes=2)),
-        ("Caroline's favourite food is tonkotsu ramen.", "favourite:food", T0 + timedelta(minutes=6)),
+    assert [(k.slot.rsplit(":", 1)[0] if k.slot.startswith("pet:") else k.slot, k.said_at) for k in created] == [
+        ("residence", T0),
+        ("pet:oscar", T0 + timedelta(minutes=2)),  # Oscar's facts share a slot by meaning: "pet:oscar:..."
+        (created[2].slot, T0 + timedelta(minutes=5)),
     ]
+    assert created[0].content.startswith("Caroline moved to Osaka")
+    assert created[1].content == "Caroline has a guinea pig named Oscar."
+    assert created[2].content == "Caroline's favourite food is tonkotsu ramen."
+    assert not any(word in k.content for k in created for word in ("Paris", "Rex", "Rome", "nurse"))
     assert all(0 < k.confidence <= 1 for k in created)
     assert list(created[1].source_messages.values_list("content", flat=True)) == [
         "Oh nice. I have a guinea pig named Oscar."

@@ -10,7 +10,6 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memories import tasks
-from memories.llm.facts import extract_facts_heuristic
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Session
 from memories.services.knowledge import knowledge_approve, knowledge_reject
 
@@ -22,35 +21,15 @@ def _approval_first(settings):  # these tests are about candidates awaiting appr
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
 
 
-def test_heuristic_keeps_durable_first_person_facts_only():
-    lines = [
-        (1, "Aiko: I moved to Osaka last spring and I love it."),
-        (2, "Aiko: Yesterday I had a terrible headache and I love sleeping."),
-        (3, "Aiko: Do you like ramen?"),
-        (4, "Aiko: I'm allergic to peanuts, so be careful."),
-        (5, "Aiko: My favourite food is tonkotsu ramen."),
-        (6, "Aiko: The weather is nice."),
-    ]
-    facts = extract_facts_heuristic(messages=lines, known_facts=[])
-    assert [(f.text, f.message_ids, f.slot) for f in facts] == [
-        ("Aiko moved to Osaka.", [1], "residence"),
-        ("Aiko loves sleeping.", [2], None),  # "yesterday" holds for the headache, not for what she loves
-        ("Aiko is allergic to peanuts.", [4], None),
-        ("Aiko's favourite food is tonkotsu ramen.", [5], "favourite:food"),
-    ]
-
-
 def _session_with(add_messages, session_id: str, *texts: str) -> None:
     add_messages("aiko", session_id, [{"role": "user", "content": t, "metadata": {"speaker": "Aiko"}} for t in texts])
 
 
-def test_candidates_appear_when_a_session_is_summarised_and_are_not_searched_until_approved(add_messages, search):
+def test_candidates_appear_as_the_turns_are_read_and_are_not_searched_until_approved(add_messages, search):
     _session_with(add_messages, "s1", "I moved to Osaka last spring.", "I'm allergic to peanuts.", "Nice weather.")
-    assert not Knowledge.objects.exists()  # nothing until the session is summarised
-    _session_with(add_messages, "s2", "Hello again.")  # a new session summarises s1
 
     candidates = Knowledge.objects.filter(status=KnowledgeStatus.CANDIDATE).order_by("id")
-    assert [k.content for k in candidates] == ["Aiko moved to Osaka.", "Aiko is allergic to peanuts."]
+    assert [k.content for k in candidates] == ["Aiko moved to Osaka last spring.", "Aiko is allergic to peanuts."]
     first = candidates[0]
     assert first.source_session == Session.objects.get(external_id="s1")
     assert list(first.source_messages.values_list("content", flat=True)) == ["I moved to Osaka last spring."]
@@ -60,7 +39,7 @@ def test_candidates_appear_when_a_session_is_summarised_and_are_not_searched_unt
     assert "KNOWLEDGE" not in {h["kind"] for h in search(userId="aiko", query=query)["hits"]}
     assert knowledge_approve(knowledge_ids=[first.pk]) == 1
     hits = search(userId="aiko", query=query)["hits"]
-    assert [h["content"] for h in hits if h["kind"] == "KNOWLEDGE"] == ["Aiko moved to Osaka."]
+    assert [h["content"] for h in hits if h["kind"] == "KNOWLEDGE"] == ["Aiko moved to Osaka last spring."]
 
     assert knowledge_reject(knowledge_ids=[candidates[1].pk]) == 1
     assert Knowledge.objects.get(pk=candidates[1].pk).status == KnowledgeStatus.REJECTED
@@ -77,10 +56,9 @@ def test_the_same_fact_is_not_added_twice(add_messages):
 def test_a_contradicting_fact_supersedes_the_old_one_which_is_kept(add_messages, search, settings):
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = False
     _session_with(add_messages, "s1", "I live in Tokyo with my sister.")
-    _session_with(add_messages, "s2", "I moved to Osaka last month for a new job.")
     tokyo = Knowledge.objects.get(content__contains="Tokyo")
     assert tokyo.status == KnowledgeStatus.ACTIVE  # active at once: approval switched off
-    _session_with(add_messages, "s3", "Good morning.")  # summarises s2
+    _session_with(add_messages, "s2", "I moved to Osaka last month for a new job.")  # read as it arrives
     osaka = Knowledge.objects.get(content__contains="Osaka")
     tokyo.refresh_from_db()
     assert osaka.status == KnowledgeStatus.ACTIVE

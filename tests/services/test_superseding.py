@@ -9,9 +9,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memories.models import Knowledge, KnowledgeStatus, Session
-from memories.services.knowledge import knowledge_approve, knowledge_extract
+from memories.models import Knowledge, KnowledgeStatus
+from memories.services.knowledge import knowledge_approve
 from memories.services.messages import MessageIn, messages_add
+from tests.worker import raise_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +32,7 @@ MOVES = [
 def _extract(session: str, said_at: datetime, *texts: str, user: str = "aiko") -> list[Knowledge]:
     messages = [MessageIn(role="user", content=t, created_at=said_at, metadata={"speaker": "Aiko"}) for t in texts]
     messages_add(user_external_id=user, session_external_id=session, messages=messages)
-    return knowledge_extract(session_id=Session.objects.get(user__external_id=user, external_id=session).pk)
+    return raise_facts(user=user, session=session)
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(3))))

@@ -359,7 +359,9 @@ def _failed_extraction(session_id: int, *, task_id: str, sweep_round: int | None
     save_task(task, get_broker())
 
 
-def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_failed(gql, settings):
+def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_failed(gql, settings, openai_chat):
+    """With a chat model that raises facts after a session is summarised (an LLM; the offline reader reads
+    each turn as it is embedded, retried with the embedding)."""
     from django_q.models import Failure
 
     settings.KNOWLEDGE_CANDIDATES_NEED_APPROVAL = True
@@ -373,7 +375,11 @@ def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_fai
         },
     )
     Knowledge.objects.all().delete()
-    session = Message.objects.get().session
+    message = Message.objects.get()
+    session = message.session
+    fact = {"text": "Aiko moved to Osaka.", "message_ids": [message.pk], "slot": "residence", "confidence": 0.9,
+            "replaces_id": None, "entities": []}  # fmt: skip
+    openai_chat.chat_reply = json.dumps({"facts": [fact]})
     _failed_extraction(session.pk, task_id="first")
     assert tasks.sweep()["extractions"] == 1
     assert not Failure.objects.exists()

@@ -105,6 +105,8 @@ def test_round_trip_export_forget_import_export_gives_the_same_document(
     assert without_export_time(exported()) == without_export_time(first)
     for model in (Message, Summary, Knowledge, Diary):
         assert not model.objects.filter(embedding__isnull=True).exists(), model
+    # Imported with its summaries and the facts raised from them: nothing waits for the worker.
+    assert ok(gql('{ backlog(userId: "alice") { allProcessed } }'))["backlog"]["allProcessed"] is True
 
 
 def test_forget_user_deletes_messages_in_chunks(alice_memory, monkeypatch):

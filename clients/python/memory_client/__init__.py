@@ -1,8 +1,10 @@
 """A typed Python client of the long-term memory service for chatbots.
 
 ``MemoryClient(url, api_key)`` (and ``AsyncMemoryClient``): ``turn`` (a ``Prompt``), ``add_messages``,
-``context``, ``search``, ``facts``, ``forget_user``; errors are ``MemoryApiError``s with the API's
-codes. The models come from the service's schema (``generated/``, by ariadne-codegen).
+``context``, ``search``; facts (``facts``, ``add_fact``, ``correct_fact``, ``forget_fact``, ``approve_fact``,
+``reject_fact``); ``backlog``, ``create_summaries``, ``export_user``, ``forget_user``; ``create_user_token``
+for a browser. Errors are ``MemoryApiError``s with the API's codes. The models come from the
+service's schema (``generated/``, by ariadne-codegen).
 """
 
 from .client import AsyncMemoryClient, ContextOptions, MemoryClient, SearchOptions
@@ -19,6 +21,7 @@ from .errors import (
 from .generated.enums import HitKind, KnowledgeStatus
 from .generated.fragments import (
     AddMessagesResult,
+    Backlog,
     Context,
     Fact,
     ForgetUserResult,
@@ -26,6 +29,7 @@ from .generated.fragments import (
     Prompt,
     SearchResult,
     Turn,
+    UserToken,
 )
 from .generated.input_types import MessageInput
 
@@ -33,6 +37,7 @@ __all__ = [
     "AddMessagesResult",
     "AsyncMemoryClient",
     "BackendError",
+    "Backlog",
     "Context",
     "ContextOptions",
     "Fact",
@@ -53,4 +58,5 @@ __all__ = [
     "SearchResult",
     "Turn",
     "UnauthenticatedError",
+    "UserToken",
 ]

@@ -25,13 +25,25 @@ from .generated.add_messages_with_prompt import (
 )
 from .generated.async_client import AsyncGeneratedClient
 from .generated.client import GeneratedClient
+from .generated.create_summaries import CreateSummariesCreateSummariesQueuedSummariesResult as QueuedSummaries
 from .generated.enums import HitKind, KnowledgeStatus
 from .generated.exceptions import (
     GraphQLClientGraphQLMultiError,
     GraphQLClientHttpError,
     GraphQLClientInvalidResponseError,
 )
-from .generated.fragments import AddMessagesResult, Context, Fact, ForgetUserResult, Problems, Prompt, SearchResult
+from .generated.forget_fact import ForgetFactDeleteKnowledgeDeleteKnowledgeResult as ForgetFactResult
+from .generated.fragments import (
+    AddMessagesResult,
+    Backlog,
+    Context,
+    Fact,
+    ForgetUserResult,
+    Problems,
+    Prompt,
+    SearchResult,
+    UserToken,
+)
 from .generated.input_types import ContextInput, MessageInput, OffsetPaginationInput, SearchInput
 
 __all__ = ["AsyncMemoryClient", "ContextOptions", "MemoryClient", "SearchOptions"]
@@ -143,6 +155,50 @@ def _facts(user_id: str, status: KnowledgeStatus | str, limit: int, offset: int)
 
 def _forget_user(user_id: str) -> _Call[ForgetUserResult]:
     return _Call("forget_user", {"user_id": user_id}, lambda answer: _accepted(answer.forget_user, ForgetUserResult))
+
+
+def _add_fact(user_id: str, content: str) -> _Call[Fact]:
+    return _Call("add_fact", {"user_id": user_id, "content": content}, lambda a: _accepted(a.add_knowledge, Fact))
+
+
+def _correct_fact(user_id: str, fact_id: str | int, content: str) -> _Call[Fact]:
+    arguments = {"user_id": user_id, "id": str(fact_id), "content": content}
+    return _Call("correct_fact", arguments, lambda answer: _accepted(answer.update_knowledge, Fact))
+
+
+def _forget_fact(user_id: str, fact_id: str | int) -> _Call[str]:
+    arguments = {"user_id": user_id, "id": str(fact_id)}
+    return _Call("forget_fact", arguments, lambda a: _accepted(a.delete_knowledge, ForgetFactResult).deleted_id)
+
+
+def _review_fact(user_id: str, fact_id: str | int, *, approve: bool) -> _Call[Fact]:
+    if approve:
+        return _Call(
+            "approve_fact", {"user_id": user_id, "id": str(fact_id)}, lambda a: _accepted(a.approve_knowledge, Fact)
+        )
+    return _Call("reject_fact", {"user_id": user_id, "id": str(fact_id)}, lambda a: _accepted(a.reject_knowledge, Fact))
+
+
+def _backlog(user_id: str) -> _Call[Backlog]:
+    return _Call("get_backlog", {"user_id": user_id}, lambda answer: answer.backlog)
+
+
+def _create_summaries(user_id: str, session_id: str | None, overwrite: bool, max_count: int | None) -> _Call[list[str]]:
+    arguments = {"user_id": user_id, "session_id": session_id, "overwrite": overwrite, "max_count": max_count}
+    return _Call(
+        "create_summaries",
+        arguments,
+        lambda answer: _accepted(answer.create_summaries, QueuedSummaries).queued_session_ids,
+    )
+
+
+def _export_user(user_id: str) -> _Call[dict[str, Any]]:
+    return _Call("export_user", {"user_id": user_id}, lambda answer: answer.export_user)
+
+
+def _create_user_token(user_id: str, ttl_seconds: int | None) -> _Call[UserToken]:
+    arguments = {"user_id": user_id, "ttl_seconds": ttl_seconds}
+    return _Call("create_user_token", arguments, lambda answer: _accepted(answer.create_user_token, UserToken))
 
 
 @contextmanager
@@ -345,6 +401,62 @@ class MemoryClient:
         """Remove every row of a user (``forgetUser``); returns how many of each kind were deleted."""
         return self._send(_forget_user(user_id))
 
+    def add_fact(self, user_id: str, content: str) -> Fact:
+        """Remember a fact about the user (``addKnowledge``), e.g. ``"The user is vegetarian."``; returns it."""
+        return self._send(_add_fact(user_id, content))
+
+    def correct_fact(self, user_id: str, fact_id: str | int, content: str) -> Fact:
+        """Change a fact's text (``updateKnowledge``; its history keeps every version); returns it.
+
+        Raises:
+            InputError: no fact of that user with that id (code ``ERROR``); a candidate's text needs a key
+                that may curate.
+        """
+        return self._send(_correct_fact(user_id, fact_id, content))
+
+    def forget_fact(self, user_id: str, fact_id: str | int) -> str:
+        """Delete a fact (``deleteKnowledge``); returns its id. A fact it had replaced in its slot is current again."""
+        return self._send(_forget_fact(user_id, fact_id))
+
+    def approve_fact(self, user_id: str, fact_id: str | int) -> Fact:
+        """Approve a fact awaiting review (``approveKnowledge``): it is marked reviewed, a candidate becomes
+        active. Needs an API key that may curate (else ``ForbiddenError``)."""
+        return self._send(_review_fact(user_id, fact_id, approve=True))
+
+    def reject_fact(self, user_id: str, fact_id: str | int) -> Fact:
+        """Reject a fact awaiting review (``rejectKnowledge``): never searched, never raised again. Needs an
+        API key that may curate (else ``ForbiddenError``)."""
+        return self._send(_review_fact(user_id, fact_id, approve=False))
+
+    def backlog(self, user_id: str) -> Backlog:
+        """What the worker has still to do for the user (``backlog``): ``all_processed`` once every turn is
+        embedded, summarised and read for facts."""
+        return self._send(_backlog(user_id))
+
+    def create_summaries(
+        self, user_id: str, *, session_id: str | None = None, overwrite: bool = False, max_count: int | None = None
+    ) -> list[str]:
+        """Summarise the user's sessions now rather than once idle (``createSummaries``); their facts follow.
+
+        Args:
+            session_id: only this session.
+            overwrite: summarise again sessions whose summary is current.
+            max_count: at most this many sessions, the most recently active first.
+
+        Returns:
+            The ids of the sessions queued.
+        """
+        return self._send(_create_summaries(user_id, session_id, overwrite, max_count))
+
+    def export_user(self, user_id: str) -> dict[str, Any]:
+        """Everything stored of the user as one JSON document (``exportUser``, docs/export.md)."""
+        return self._send(_export_user(user_id))
+
+    def create_user_token(self, user_id: str, *, ttl_seconds: int | None = None) -> UserToken:
+        """A short-lived token for one end user to hand to their browser (``createUserToken``): ``token``,
+        ``expires_at``. Your backend calls this with its API key; the page uses the token instead of the key."""
+        return self._send(_create_user_token(user_id, ttl_seconds))
+
     def close(self) -> None:
         """Close the HTTP connection."""
         self._client.http_client.close()
@@ -448,6 +560,44 @@ class AsyncMemoryClient:
     async def forget_user(self, user_id: str) -> ForgetUserResult:
         """``MemoryClient.forget_user``."""
         return await self._send(_forget_user(user_id))
+
+    async def add_fact(self, user_id: str, content: str) -> Fact:
+        """``MemoryClient.add_fact``."""
+        return await self._send(_add_fact(user_id, content))
+
+    async def correct_fact(self, user_id: str, fact_id: str | int, content: str) -> Fact:
+        """``MemoryClient.correct_fact``."""
+        return await self._send(_correct_fact(user_id, fact_id, content))
+
+    async def forget_fact(self, user_id: str, fact_id: str | int) -> str:
+        """``MemoryClient.forget_fact``."""
+        return await self._send(_forget_fact(user_id, fact_id))
+
+    async def approve_fact(self, user_id: str, fact_id: str | int) -> Fact:
+        """``MemoryClient.approve_fact``."""
+        return await self._send(_review_fact(user_id, fact_id, approve=True))
+
+    async def reject_fact(self, user_id: str, fact_id: str | int) -> Fact:
+        """``MemoryClient.reject_fact``."""
+        return await self._send(_review_fact(user_id, fact_id, approve=False))
+
+    async def backlog(self, user_id: str) -> Backlog:
+        """``MemoryClient.backlog``."""
+        return await self._send(_backlog(user_id))
+
+    async def create_summaries(
+        self, user_id: str, *, session_id: str | None = None, overwrite: bool = False, max_count: int | None = None
+    ) -> list[str]:
+        """``MemoryClient.create_summaries``."""
+        return await self._send(_create_summaries(user_id, session_id, overwrite, max_count))
+
+    async def export_user(self, user_id: str) -> dict[str, Any]:
+        """``MemoryClient.export_user``."""
+        return await self._send(_export_user(user_id))
+
+    async def create_user_token(self, user_id: str, *, ttl_seconds: int | None = None) -> UserToken:
+        """``MemoryClient.create_user_token``."""
+        return await self._send(_create_user_token(user_id, ttl_seconds))
 
     async def aclose(self) -> None:
         """Close the HTTP connection."""

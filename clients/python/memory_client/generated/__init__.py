@@ -1,3 +1,8 @@
+from .add_fact import (
+    AddFact,
+    AddFactAddKnowledgeKnowledge,
+    AddFactAddKnowledgeOperationInfo,
+)
 from .add_messages import (
     AddMessages,
     AddMessagesAddMessagesAddMessagesResult,
@@ -15,9 +20,29 @@ from .add_messages_with_prompt import (
     AddMessagesWithPromptAddMessagesAddMessagesResultContext,
     AddMessagesWithPromptAddMessagesOperationInfo,
 )
+from .approve_fact import (
+    ApproveFact,
+    ApproveFactApproveKnowledgeKnowledge,
+    ApproveFactApproveKnowledgeOperationInfo,
+)
 from .base_client import BaseClient
 from .base_model import BaseModel
 from .client import GeneratedClient
+from .correct_fact import (
+    CorrectFact,
+    CorrectFactUpdateKnowledgeKnowledge,
+    CorrectFactUpdateKnowledgeOperationInfo,
+)
+from .create_summaries import (
+    CreateSummaries,
+    CreateSummariesCreateSummariesOperationInfo,
+    CreateSummariesCreateSummariesQueuedSummariesResult,
+)
+from .create_user_token import (
+    CreateUserToken,
+    CreateUserTokenCreateUserTokenOperationInfo,
+    CreateUserTokenCreateUserTokenUserToken,
+)
 from .enums import HitKind, KnowledgeStatus, OperationMessageKind
 from .exceptions import (
     GraphQLClientError,
@@ -26,7 +51,13 @@ from .exceptions import (
     GraphQLClientHttpError,
     GraphQLClientInvalidResponseError,
 )
+from .export_user import ExportUser
 from .facts import Facts, FactsKnowledge, FactsKnowledgeResults
+from .forget_fact import (
+    ForgetFact,
+    ForgetFactDeleteKnowledgeDeleteKnowledgeResult,
+    ForgetFactDeleteKnowledgeOperationInfo,
+)
 from .forget_user import (
     ForgetUser,
     ForgetUserForgetUserForgetUserResult,
@@ -35,6 +66,8 @@ from .forget_user import (
 from .fragments import (
     AddMessagesResult,
     AddMessagesResultMessages,
+    Backlog,
+    BacklogSessionsWaitingForSummary,
     Context,
     ContextMemories,
     ContextWindow,
@@ -48,16 +81,26 @@ from .fragments import (
     SearchResult,
     SearchResultHits,
     Turn,
+    UserToken,
 )
+from .get_backlog import GetBacklog, GetBacklogBacklog
 from .get_context import (
     GetContext,
     GetContextContextContext,
     GetContextContextOperationInfo,
 )
 from .input_types import ContextInput, MessageInput, OffsetPaginationInput, SearchInput
+from .reject_fact import (
+    RejectFact,
+    RejectFactRejectKnowledgeKnowledge,
+    RejectFactRejectKnowledgeOperationInfo,
+)
 from .search import Search, SearchSearchOperationInfo, SearchSearchSearchResult
 
 __all__ = [
+    "AddFact",
+    "AddFactAddKnowledgeKnowledge",
+    "AddFactAddKnowledgeOperationInfo",
     "AddMessages",
     "AddMessagesAddMessagesAddMessagesResult",
     "AddMessagesAddMessagesOperationInfo",
@@ -71,21 +114,41 @@ __all__ = [
     "AddMessagesWithPromptAddMessagesAddMessagesResult",
     "AddMessagesWithPromptAddMessagesAddMessagesResultContext",
     "AddMessagesWithPromptAddMessagesOperationInfo",
+    "ApproveFact",
+    "ApproveFactApproveKnowledgeKnowledge",
+    "ApproveFactApproveKnowledgeOperationInfo",
+    "Backlog",
+    "BacklogSessionsWaitingForSummary",
     "BaseClient",
     "BaseModel",
     "Context",
     "ContextInput",
     "ContextMemories",
     "ContextWindow",
+    "CorrectFact",
+    "CorrectFactUpdateKnowledgeKnowledge",
+    "CorrectFactUpdateKnowledgeOperationInfo",
+    "CreateSummaries",
+    "CreateSummariesCreateSummariesOperationInfo",
+    "CreateSummariesCreateSummariesQueuedSummariesResult",
+    "CreateUserToken",
+    "CreateUserTokenCreateUserTokenOperationInfo",
+    "CreateUserTokenCreateUserTokenUserToken",
+    "ExportUser",
     "Fact",
     "Facts",
     "FactsKnowledge",
     "FactsKnowledgeResults",
+    "ForgetFact",
+    "ForgetFactDeleteKnowledgeDeleteKnowledgeResult",
+    "ForgetFactDeleteKnowledgeOperationInfo",
     "ForgetUser",
     "ForgetUserForgetUserForgetUserResult",
     "ForgetUserForgetUserOperationInfo",
     "ForgetUserResult",
     "GeneratedClient",
+    "GetBacklog",
+    "GetBacklogBacklog",
     "GetContext",
     "GetContextContextContext",
     "GetContextContextOperationInfo",
@@ -104,6 +167,9 @@ __all__ = [
     "ProblemsMessages",
     "Prompt",
     "PromptTokens",
+    "RejectFact",
+    "RejectFactRejectKnowledgeKnowledge",
+    "RejectFactRejectKnowledgeOperationInfo",
     "Search",
     "SearchInput",
     "SearchResult",
@@ -111,4 +177,5 @@ __all__ = [
     "SearchSearchOperationInfo",
     "SearchSearchSearchResult",
     "Turn",
+    "UserToken",
 ]

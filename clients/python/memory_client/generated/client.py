@@ -1,15 +1,24 @@
 from typing import Any, Optional, Union
 
+from .add_fact import AddFact
 from .add_messages import AddMessages
 from .add_messages_with_context import AddMessagesWithContext
 from .add_messages_with_prompt import AddMessagesWithPrompt
+from .approve_fact import ApproveFact
 from .base_client import BaseClient
 from .base_model import UNSET, UnsetType
+from .correct_fact import CorrectFact
+from .create_summaries import CreateSummaries
+from .create_user_token import CreateUserToken
 from .enums import KnowledgeStatus
+from .export_user import ExportUser
 from .facts import Facts
+from .forget_fact import ForgetFact
 from .forget_user import ForgetUser
+from .get_backlog import GetBacklog
 from .get_context import GetContext
 from .input_types import ContextInput, MessageInput, OffsetPaginationInput, SearchInput
+from .reject_fact import RejectFact
 from .search import Search
 
 
@@ -18,6 +27,48 @@ def gql(q: str) -> str:
 
 
 class GeneratedClient(BaseClient):
+    def add_fact(self, user_id: str, content: str, **kwargs: Any) -> AddFact:
+        query = gql("""
+            mutation AddFact($userId: String!, $content: String!) {
+              addKnowledge(userId: $userId, content: $content) {
+                __typename
+                ... on Knowledge {
+                  ...Fact
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Fact on Knowledge {
+              id
+              content
+              status
+              reviewed
+              saidAt
+              sourceSessionId
+              userId
+              createdAt
+              updatedAt
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "content": content}
+        response = self.execute(
+            query=query, operation_name="AddFact", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return AddFact.model_validate(data)
+
     def add_messages(
         self,
         user_id: str,
@@ -262,6 +313,193 @@ class GeneratedClient(BaseClient):
         data = self.get_data(response)
         return AddMessagesWithPrompt.model_validate(data)
 
+    def approve_fact(self, user_id: str, id: str, **kwargs: Any) -> ApproveFact:
+        query = gql("""
+            mutation ApproveFact($userId: String!, $id: ID!) {
+              approveKnowledge(userId: $userId, id: $id) {
+                __typename
+                ... on Knowledge {
+                  ...Fact
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Fact on Knowledge {
+              id
+              content
+              status
+              reviewed
+              saidAt
+              sourceSessionId
+              userId
+              createdAt
+              updatedAt
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "id": id}
+        response = self.execute(
+            query=query, operation_name="ApproveFact", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ApproveFact.model_validate(data)
+
+    def correct_fact(
+        self, user_id: str, id: str, content: str, **kwargs: Any
+    ) -> CorrectFact:
+        query = gql("""
+            mutation CorrectFact($userId: String!, $id: ID!, $content: String!) {
+              updateKnowledge(userId: $userId, id: $id, content: $content) {
+                __typename
+                ... on Knowledge {
+                  ...Fact
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Fact on Knowledge {
+              id
+              content
+              status
+              reviewed
+              saidAt
+              sourceSessionId
+              userId
+              createdAt
+              updatedAt
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "id": id, "content": content}
+        response = self.execute(
+            query=query, operation_name="CorrectFact", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CorrectFact.model_validate(data)
+
+    def create_summaries(
+        self,
+        user_id: str,
+        overwrite: bool,
+        session_id: Union[Optional[str], UnsetType] = UNSET,
+        max_count: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> CreateSummaries:
+        query = gql("""
+            mutation CreateSummaries($userId: String!, $sessionId: String, $overwrite: Boolean! = false, $maxCount: Int) {
+              createSummaries(
+                userId: $userId
+                sessionId: $sessionId
+                overwrite: $overwrite
+                maxCount: $maxCount
+              ) {
+                __typename
+                ... on QueuedSummariesResult {
+                  queuedSessionIds
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {
+            "userId": user_id,
+            "sessionId": session_id,
+            "overwrite": overwrite,
+            "maxCount": max_count,
+        }
+        response = self.execute(
+            query=query, operation_name="CreateSummaries", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CreateSummaries.model_validate(data)
+
+    def create_user_token(
+        self,
+        user_id: str,
+        ttl_seconds: Union[Optional[int], UnsetType] = UNSET,
+        **kwargs: Any,
+    ) -> CreateUserToken:
+        query = gql("""
+            mutation CreateUserToken($userId: String!, $ttlSeconds: Int) {
+              createUserToken(userId: $userId, ttlSeconds: $ttlSeconds) {
+                __typename
+                ... on UserToken {
+                  ...UserToken
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+
+            fragment UserToken on UserToken {
+              token
+              userId
+              expiresAt
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "ttlSeconds": ttl_seconds}
+        response = self.execute(
+            query=query, operation_name="CreateUserToken", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return CreateUserToken.model_validate(data)
+
+    def export_user(self, user_id: str, **kwargs: Any) -> ExportUser:
+        query = gql("""
+            query ExportUser($userId: String!) {
+              exportUser(userId: $userId)
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id}
+        response = self.execute(
+            query=query, operation_name="ExportUser", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ExportUser.model_validate(data)
+
     def facts(
         self,
         user_id: str,
@@ -302,6 +540,36 @@ class GeneratedClient(BaseClient):
         data = self.get_data(response)
         return Facts.model_validate(data)
 
+    def forget_fact(self, user_id: str, id: str, **kwargs: Any) -> ForgetFact:
+        query = gql("""
+            mutation ForgetFact($userId: String!, $id: ID!) {
+              deleteKnowledge(userId: $userId, id: $id) {
+                __typename
+                ... on DeleteKnowledgeResult {
+                  deletedId
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "id": id}
+        response = self.execute(
+            query=query, operation_name="ForgetFact", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return ForgetFact.model_validate(data)
+
     def forget_user(self, user_id: str, **kwargs: Any) -> ForgetUser:
         query = gql("""
             mutation ForgetUser($userId: String!) {
@@ -339,6 +607,31 @@ class GeneratedClient(BaseClient):
         )
         data = self.get_data(response)
         return ForgetUser.model_validate(data)
+
+    def get_backlog(self, user_id: str, **kwargs: Any) -> GetBacklog:
+        query = gql("""
+            query GetBacklog($userId: String!) {
+              backlog(userId: $userId) {
+                ...Backlog
+              }
+            }
+
+            fragment Backlog on Backlog {
+              messagesWaitingForVector
+              messagesWaitingForFacts
+              allProcessed
+              sessionsWaitingForSummary {
+                sessionId
+                dueAt
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id}
+        response = self.execute(
+            query=query, operation_name="GetBacklog", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return GetBacklog.model_validate(data)
 
     def get_context(self, input: ContextInput, **kwargs: Any) -> GetContext:
         query = gql("""
@@ -414,6 +707,48 @@ class GeneratedClient(BaseClient):
         )
         data = self.get_data(response)
         return GetContext.model_validate(data)
+
+    def reject_fact(self, user_id: str, id: str, **kwargs: Any) -> RejectFact:
+        query = gql("""
+            mutation RejectFact($userId: String!, $id: ID!) {
+              rejectKnowledge(userId: $userId, id: $id) {
+                __typename
+                ... on Knowledge {
+                  ...Fact
+                }
+                ... on OperationInfo {
+                  ...Problems
+                }
+              }
+            }
+
+            fragment Fact on Knowledge {
+              id
+              content
+              status
+              reviewed
+              saidAt
+              sourceSessionId
+              userId
+              createdAt
+              updatedAt
+            }
+
+            fragment Problems on OperationInfo {
+              messages {
+                kind
+                field
+                message
+                code
+              }
+            }
+            """)
+        variables: dict[str, object] = {"userId": user_id, "id": id}
+        response = self.execute(
+            query=query, operation_name="RejectFact", variables=variables, **kwargs
+        )
+        data = self.get_data(response)
+        return RejectFact.model_validate(data)
 
     def search(self, input: SearchInput, **kwargs: Any) -> Search:
         query = gql("""

@@ -20,6 +20,20 @@ class AddMessagesResultMessages(BaseModel):
     external_id: Optional[str] = Field(alias="externalId")
 
 
+class Backlog(BaseModel):
+    messages_waiting_for_vector: int = Field(alias="messagesWaitingForVector")
+    messages_waiting_for_facts: int = Field(alias="messagesWaitingForFacts")
+    all_processed: bool = Field(alias="allProcessed")
+    sessions_waiting_for_summary: list["BacklogSessionsWaitingForSummary"] = Field(
+        alias="sessionsWaitingForSummary"
+    )
+
+
+class BacklogSessionsWaitingForSummary(BaseModel):
+    session_id: str = Field(alias="sessionId")
+    due_at: datetime = Field(alias="dueAt")
+
+
 class Hit(BaseModel):
     kind: HitKind
     id: str
@@ -112,7 +126,14 @@ class SearchResultHits(Hit):
     pass
 
 
+class UserToken(BaseModel):
+    token: str
+    user_id: str = Field(alias="userId")
+    expires_at: datetime = Field(alias="expiresAt")
+
+
 AddMessagesResult.model_rebuild()
+Backlog.model_rebuild()
 Hit.model_rebuild()
 Prompt.model_rebuild()
 Turn.model_rebuild()
@@ -121,3 +142,4 @@ Fact.model_rebuild()
 ForgetUserResult.model_rebuild()
 Problems.model_rebuild()
 SearchResult.model_rebuild()
+UserToken.model_rebuild()
