@@ -29,7 +29,6 @@ from memories import tasks
 from memories.models import Message, Session
 from memories.services.api_keys import api_key_create
 from memories.services.embeddings import embeddings_fill
-from memories.services.knowledge import knowledge_add
 from tests.ops.live import database_url, environment, free_port, start_serve, wait_until_served
 
 pytestmark = pytest.mark.slow
@@ -46,6 +45,7 @@ EARLIER = [
 ]
 ASK = "Any idea what I could cook for dinner tonight?"
 FACT = "The user is allergic to peanuts."
+READ = {"The user's favourite food is okonomiyaki, Hiroshima style.", FACT}
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +69,9 @@ def key(transactional_db) -> str:
 
 
 def _earlier_session_remembered(add_messages) -> None:
-    """The earlier session stored through the client, then embedded, and a fact raised from it."""
+    """The earlier session stored through the client, then embedded, which reads its facts."""
     stored = add_messages(USER, "2024-05-01", EARLIER)
     assert [m.content for m in stored.messages] == [m["content"] for m in EARLIER]
-    knowledge_add(user_external_id=USER, content=FACT)
     embeddings_fill(kind="message")
     embeddings_fill(kind="knowledge")
 
@@ -97,10 +96,10 @@ def test_a_chatbot_turn_then_search_facts_and_forget(url, key):
         assert answer.found
         assert "allergic to peanuts" in answer.answer
         assert any(hit.cited for hit in answer.hits)
-        assert [f.content for f in memory.facts(USER)] == [FACT]
+        assert {f.content for f in memory.facts(USER)} == READ
 
         forgotten = memory.forget_user(USER)
-        assert (forgotten.deleted_messages, forgotten.sessions, forgotten.knowledge) == (5, 2, 1)
+        assert (forgotten.deleted_messages, forgotten.sessions, forgotten.knowledge) == (5, 2, 2)
         assert memory.facts(USER) == []
     assert not Message.objects.exists()
 
@@ -195,15 +194,14 @@ def test_the_async_client(url, key, monkeypatch):
     async def conversation() -> None:
         async with AsyncMemoryClient(url, key) as memory:
             await memory.add_messages(USER, "2024-05-01", EARLIER)
-            knowledge_add(user_external_id=USER, content=FACT)
-            embeddings_fill(kind="knowledge")
+            embeddings_fill(kind="message")
             context = await memory.turn(USER, "2024-05-20", ASK)
             assert FACT in context.prompt
             await memory.add_messages(USER, "2024-05-20", [{"role": "assistant", "content": "Stir-fry?"}])
             embeddings_fill(kind="message")
             assert (await memory.context(USER, "2024-05-20")).window[-1].content == "Stir-fry?"
             assert "peanuts" in (await memory.search(USER, "What am I allergic to?")).answer
-            assert [f.content for f in await memory.facts(USER)] == [FACT]
+            assert {f.content for f in await memory.facts(USER)} == READ
             assert (await memory.forget_user(USER)).deleted_messages == 5
             with pytest.raises(InputError) as invalid:
                 await memory.turn(USER, "s", "")
