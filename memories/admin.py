@@ -289,7 +289,7 @@ class FactToReviewAdmin(KnowledgeAdmin):
     candidates when approval comes first), newest first, each with the turns it was raised from.
     Approve or reject with the actions, or correct the text in the list (saving it counts as reviewed)."""
 
-    list_display = ["fact_page", "content", "user", "slot", "said_in", "later_turn", "status"]
+    list_display = ["fact_page", "content", "user", "slot", "said_in", "status"]
     list_display_links = None
     list_editable = ["content"]
     list_filter = ["status", "slot", ("user", admin.RelatedOnlyFieldListFilter)]
@@ -322,31 +322,31 @@ class FactToReviewAdmin(KnowledgeAdmin):
 
     @admin.display(description="source turn", ordering="said_at")
     def said_in(self, obj: Knowledge) -> str:
-        """When it was said, in which session, and the (latest) turn it was raised from, cut to a line or two."""
+        """When it was said, in which session, and the (latest) turn it was raised from, cut to a line or two;
+        below it, flagged, a later turn on the fact's slot that may have replaced it."""
         turns = list(obj.source_messages.all())
         turn = max(turns, key=lambda m: (m.created_at, m.pk), default=None)
-        said = f"{obj.said_at:%Y-%m-%d %H:%M}" if obj.said_at else "-"
-        session = obj.source_session.external_id if obj.source_session_id else "-"
-        quote = f"{turn.speaker}: {turn.content}" if turn else ""
-        return format_html(
+        said = format_html(
             '<span class="said-when">{} · {}</span><br>{}',
+            f"{obj.said_at:%Y-%m-%d %H:%M}" if obj.said_at else "-",
+            obj.source_session.external_id if obj.source_session_id else "-",
+            _quoted(turn),
+        )
+        later = Message.objects.filter(pk=obj.later_turn_id).first() if obj.later_turn_id else None
+        if later is None:
+            return said
+        return format_html(
+            '{}<br><span class="replaced-flag">⚠ may be replaced by a later turn ({}):</span> {}',
             said,
-            session,
-            quote if len(quote) <= 140 else quote[:139] + "…",
+            f"{later.created_at:%Y-%m-%d %H:%M}",
+            _quoted(later),
         )
 
-    @admin.display(description="may be replaced by")
-    def later_turn(self, obj: Knowledge) -> str:
-        """A later turn on the fact's slot whose value was not read (the fact may no longer hold), inline."""
-        turn = Message.objects.filter(pk=obj.later_turn_id).first() if obj.later_turn_id else None
-        if turn is None:
-            return "-"
-        quote = f"{turn.speaker}: {turn.content}"
-        return format_html(
-            '<span class="replaced-flag">⚠ {}</span><br>{}',
-            f"{turn.created_at:%Y-%m-%d %H:%M}",
-            quote if len(quote) <= 140 else quote[:139] + "…",
-        )
+
+def _quoted(turn: Message | None) -> str:
+    """A turn as "speaker: text", cut to a line or two."""
+    quote = f"{turn.speaker}: {turn.content}" if turn else ""
+    return quote if len(quote) <= 140 else quote[:139] + "…"
 
 
 @admin.register(Diary)

@@ -8,6 +8,7 @@ summarised (``memories.services.knowledge.knowledge_extract``).
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -28,6 +29,8 @@ from memories.services.user_locks import user_lock
 from memories.services.validation import field_errors
 
 __all__ = ["MEANING_END_SIMILARITY", "MEANING_SAME_SIMILARITY", "facts_record", "knowledge_settle"]
+
+logger = logging.getLogger(__name__)
 
 # Cosine similarity (all-MiniLM-L6-v2, facts embedded in the first person) at which a fact of a kind
 # matched by meaning (``Fact.by_meaning``) speaks of the same thing as an older one of that kind and
@@ -70,6 +73,11 @@ def facts_record(
     storable = [fact for fact in facts if not field_errors(Knowledge, "content", fact.text.strip())]
     if len(storable) < len(facts):
         FACTS_LEFT_OUT.inc(len(facts) - len(storable))
+        logger.warning(
+            "Session %s: %d facts did not fit the schema (what the API takes as a fact's content) and were left out.",
+            session.pk,
+            len(facts) - len(storable),
+        )
     facts = storable
     subjects = user_subjects(user_pk=user.pk)
     rows = [Knowledge(user=user, content=fact.text) for fact in facts]

@@ -17,8 +17,10 @@ import pytest
 from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
+from django_q.conf import Conf
 from django_q.models import Schedule
 
+from memories import tasks
 from memories.llm import ModelBackendError
 from memories.models import Message, Session
 from memories.services.schedules import SWEEP_NAME
@@ -295,7 +297,8 @@ query($u: String) {
 """
 
 
-def test_backlog_counts_user_turns_waiting_for_facts_until_all_is_processed(add_messages, gql):
+def test_backlog_counts_user_turns_waiting_for_facts_until_all_is_processed(add_messages, gql, monkeypatch):
+    monkeypatch.setattr(Conf, "SYNC", False)  # no worker running: the tasks wait in the queue
     add_messages(
         "alice",
         "s1",
@@ -308,7 +311,9 @@ def test_backlog_counts_user_turns_waiting_for_facts_until_all_is_processed(add_
     waiting = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]
     assert (waiting["messagesWaitingForFacts"], waiting["allProcessed"]) == (2, False)  # the user's two turns
 
-    gql(CREATE_SUMMARIES, {"u": "alice"})  # the summary, then the fact extraction after it (the worker, in tests)
+    monkeypatch.setattr(Conf, "SYNC", True)  # the worker: it embeds and reads the turns, then summarises
+    tasks.embed_rows("message", list(Message.objects.values_list("pk", flat=True)))
+    gql(CREATE_SUMMARIES, {"u": "alice"})
 
     assert gql(PROGRESS, {"u": "alice"})["data"]["backlog"] == {
         "messagesWaitingForVector": 0,
@@ -316,6 +321,7 @@ def test_backlog_counts_user_turns_waiting_for_facts_until_all_is_processed(add_
         "allProcessed": True,
         "sessionsWaitingForSummary": [],
     }
+    monkeypatch.setattr(Conf, "SYNC", False)
     add_messages("alice", "s1", [{"role": "user", "content": "I also took up tennis."}])
     again = gql(PROGRESS, {"u": "alice"})["data"]["backlog"]
     assert (again["messagesWaitingForFacts"], again["allProcessed"]) == (1, False)

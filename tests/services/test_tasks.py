@@ -392,7 +392,10 @@ def test_the_sweep_retries_a_failed_fact_extraction_then_leaves_it_listed_as_fai
 
 
 class ChatWritingAnOverlongFact(ExtractiveChatModel):
-    """The offline chat model, whose fact extraction also writes a fact longer than a fact may be."""
+    """The offline chat model, whose fact extraction also writes a fact longer than a fact may be, as an LLM's
+    would (facts raised once a session is summarised)."""
+
+    mode = "generated"
 
     def __init__(self) -> None:
         super().__init__(embedder=get_embedder())
