@@ -32,8 +32,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import psutil
-
 from bench import locomo
 from bench.databases import setup_django
 from bench.floor import cores
@@ -79,23 +77,6 @@ def _ceiling(texts: list[str], seconds: float) -> float:
     return done[0] / (time.monotonic() - started)
 
 
-def _cpu_seconds(pids: Sequence[int]) -> float:
-    total = 0.0
-    for pid in pids:
-        try:
-            times = psutil.Process(pid).cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system
-    return total
-
-
-def _server_pids(server: Server) -> list[int]:
-    web = [p.pid for p in psutil.Process(server.process.pid).children(recursive=True)]
-    postgres = [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] in {"postgres", "postgres.real"}]
-    return [server.process.pid, *web, *postgres]
-
-
 def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, str, str]], seed: int) -> dict[str, Any]:
     """``clients`` threads sending the mix for ``seconds``; latencies per operation and CPU per request."""
     latencies: dict[str, list[float]] = {name: [] for name, _ in MIX}
@@ -123,8 +104,7 @@ def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, st
                 latencies[operation].append(time.perf_counter() - started)
         own.close()
 
-    pids = _server_pids(server)
-    cpu_before = _cpu_seconds(pids)
+    cpu_before = server.cpu_seconds()
     started = time.monotonic()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(client, range(clients)))
@@ -134,7 +114,7 @@ def _load(server: Server, clients: int, seconds: float, work: list[tuple[str, st
         "clients": clients,
         "seconds": round(elapsed, 2),
         "requests_per_second": round(requests / elapsed, 1),
-        "cpu_ms_per_request": round((_cpu_seconds(pids) - cpu_before) * 1000 / max(requests, 1), 2),
+        "cpu_ms_per_request": round((server.cpu_seconds() - cpu_before) * 1000 / max(requests, 1), 2),
         "operations": {name: _operation(values, elapsed) for name, values in latencies.items()},
     }
 

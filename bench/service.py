@@ -119,6 +119,21 @@ class Server:
         """One GraphQL request over the server's own connection (``JsonClient.graphql``)."""
         return self.client.graphql(query, variables)
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user and system) used so far by the service's processes and PostgreSQL's."""
+        import psutil
+
+        web = psutil.Process(self.process.pid).children(recursive=True)
+        postgres = [p for p in psutil.process_iter(["name"]) if p.info["name"] in {"postgres", "postgres.real"}]
+        total = 0.0
+        for process in [psutil.Process(self.process.pid), *web, *postgres]:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+        return total
+
     def peak_rss_mb(self) -> float:
         """Peak RSS (``VmHWM``) of the largest process the service runs (gunicorn's worker), MiB."""
         import psutil

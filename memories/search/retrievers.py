@@ -267,7 +267,7 @@ _LINKED = sql.SQL(
 def by_entities(*, scope: RowScope, query: str, limit: int) -> list[Candidate]:
     """The active facts, then the turns, in ``scope`` that mention an entity ``query`` names (at most
     ``limit`` of each), most recent first; ``[]`` when it names none."""
-    entity_ids = list(entities_named_in(user_pks=scope.user_pks, text=query).values_list("pk", flat=True))
+    entity_ids = [entity.pk for entity in entities_named_in(user_pks=scope.user_pks, text=query)]
     if not entity_ids:
         return []
     ranking: list[Candidate] = []

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import QuerySet, Value
+from django.db.models import BooleanField, QuerySet, Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
 
 from memories.llm.base import EntityMention, Fact
@@ -159,10 +160,21 @@ def entities_list(*, user_external_id: str, kind: str | None = None) -> QuerySet
     return queryset.order_by("-last_mentioned_at", "-id")
 
 
-def entities_named_in(*, user_pks: Sequence[int], text: str) -> QuerySet[Entity]:
-    """The entities of these end users that ``text`` names by name or alias (whole words, case aside)."""
-    candidates = [e for e in Entity.objects.filter(user_id__in=user_pks) if _named(e, text)]
-    return Entity.objects.filter(pk__in=[e.pk for e in candidates])
+# An entity whose name or an alias occurs in the text (as a substring, case aside): found by PostgreSQL,
+# so a search reads only the few the query may name, not all of a user's entities.
+_OCCURS_IN_TEXT = (
+    "strpos(lower(%s), lower(memories_entity.name)) > 0 OR EXISTS (SELECT 1 FROM "
+    "jsonb_array_elements_text(CASE jsonb_typeof(memories_entity.aliases) WHEN 'array' "
+    "THEN memories_entity.aliases ELSE '[]' END) AS alias WHERE alias <> '' AND strpos(lower(%s), lower(alias)) > 0)"
+)
+
+
+def entities_named_in(*, user_pks: Sequence[int], text: str) -> list[Entity]:
+    """The entities of these end users that ``text`` names by name or alias (whole words, case aside), in
+    one statement."""
+    occurs = RawSQL(_OCCURS_IN_TEXT, [text, text], output_field=BooleanField())
+    occurring = Entity.objects.filter(user_id__in=user_pks).alias(occurs=occurs).filter(occurs=True)
+    return [entity for entity in occurring if _named(entity, text)]
 
 
 def _named(entity: Entity, text: str) -> bool:
