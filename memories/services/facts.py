@@ -98,12 +98,15 @@ def facts_record(
         # The user first, as every writer (memories.services.user_locks); forgotten meanwhile: nothing to store.
         if user_lock(user_pk=user.pk) is None:
             return []
+        any_rejected = bool(facts) and rejected.exists()
         for fact, vector, said_at in zip(facts, vectors, cited, strict=True):
             # A fact this session raised before counts whatever became of it (rejected, superseded): reading the
             # session again must not raise it again, unless it is said again later.
             again = Q(said_at__gte=said_at) if said_at is not None else Q()
             seen = mine.filter(live | (Q(source_session=session) & again))
-            if rejected.filter(content__iexact=fact.text).exists() or _is_duplicate(rejected, vector):
+            if any_rejected and (
+                rejected.filter(content__iexact=fact.text).exists() or _is_duplicate(rejected, vector)
+            ):
                 continue
             slot = _slot(fact, vector=vector, mine=mine.filter(live), created=created)
             if slot:
