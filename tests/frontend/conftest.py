@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from django_q.models import OrmQ
 
+from memories.models import Message
 from memories.services.api_keys import api_key_create
-from tests.ops.live import database_url, environment, free_port, start_serve, stop, wait_until_served
+from tests.ops.live import database_url, environment, free_port, start_serve, stop, wait_for, wait_until_served
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,6 +53,12 @@ def service(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[Se
 
 
 @pytest.fixture
-def backend_key(transactional_db) -> str:
-    """The key of the chatbot's backend: all users, may curate."""
-    return api_key_create(name="frontend backend", all_users=True, may_curate=True)[1]
+def backend_key(transactional_db) -> Iterator[str]:
+    """The key of the chatbot's backend: all users, may curate. After the test, the service's worker is let
+    finish what the test queued (embedding and reading turns), so the test database is emptied under no task."""
+    yield api_key_create(name="frontend backend", all_users=True, may_curate=True)[1]
+    wait_for(
+        lambda: not OrmQ.objects.exists() and not Message.objects.filter(embedding__isnull=True).exists(),
+        120,
+        "the worker to finish",
+    )

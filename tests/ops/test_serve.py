@@ -244,7 +244,7 @@ def test_the_api_answers_while_a_killed_worker_is_started_again_up_to_the_limit(
         assert load.acknowledged
         assert load.acknowledged <= load.stored()
         waiting = lambda: graphql(port, key, "{ backlog { messagesWaitingForVector } }").json()["data"]  # noqa: E731
-        wait_for(lambda: waiting()["backlog"]["messagesWaitingForVector"] == 0, 30, "the new worker to embed them")
+        wait_for(lambda: waiting()["backlog"]["messagesWaitingForVector"] == 0, 120, "the new worker to embed them")
 
         processes = _processes_of(service, embedded_dir)
         child(service, "worker").kill()
