@@ -90,7 +90,7 @@ def build_user(messages: int, seed: int = 0) -> dict[str, int]:
             )
         )
         if len(rows) == 5000 or i == messages - 1:
-            Message.objects.bulk_create(rows, batch_size=5000)
+            Message.objects.bulk_create(rows, batch_size=2000)
             rows = []
     last = dict(
         Message.objects.filter(user=user).order_by("session_id", "pk").values_list("session_id", "pk")

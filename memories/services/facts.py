@@ -25,7 +25,7 @@ from memories.metrics import FACTS_LEFT_OUT
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Message, Session
 from memories.services.embeddings import embeddings_compute, user_subjects
 from memories.services.entities import entities_record
-from memories.services.user_locks import user_lock
+from memories.services.user_locks import user_facts_lock, user_lock
 from memories.services.validation import field_errors
 
 __all__ = ["MEANING_END_SIMILARITY", "MEANING_SAME_SIMILARITY", "facts_record", "knowledge_settle"]
@@ -98,6 +98,7 @@ def facts_record(
         # The user first, as every writer (memories.services.user_locks); forgotten meanwhile: nothing to store.
         if user_lock(user_pk=user.pk) is None:
             return []
+        user_facts_lock(user_pk=user.pk)
         any_rejected = bool(facts) and rejected.exists()
         for fact, vector, said_at in zip(facts, vectors, cited, strict=True):
             # A fact this session raised before counts whatever became of it (rejected, superseded): reading the

@@ -69,7 +69,8 @@ def messages_embed(*, embedder: Embedder, rows: Sequence[Message]) -> int:
         by_session: dict[int, list[Message]] = defaultdict(list)
         for row in unread:
             by_session[row.session_id].append(row)
-        for session_rows in by_session.values():
+        # By user, in one order for every worker: each user's facts lock is held until the commit.
+        for _, session_rows in sorted(by_session.items(), key=lambda item: (item[1][0].user_id, item[0])):
             facts = [r.fact() for row in session_rows for r in readings[row.pk].readings if r.is_fact]
             session = session_rows[0].session
             # The people, places and pets a turn names are recorded even when it raises no fact.

@@ -17,7 +17,9 @@ ordering, a filter on ``user__external_id``) names its own table (``of=("self",)
 writers sharing the user's lock would each wait for the other's ``FOR UPDATE`` of it.
 
 A writer that finds the user gone once it holds the lock (forgotten meanwhile) writes nothing: a
-task ends quietly, ``addMessages`` creates the user anew. The worker's embedding, which reads the
+task ends quietly, ``addMessages`` creates the user anew. Writers of a user's facts (two workers may read
+turns of one user at once) also take ``user_facts_lock`` after the user's row, so they write facts,
+entities and supersessions one after the other. The worker's embedding, which reads the
 turns for facts in the same transaction, locks the users of the messages it is about to claim
 before it claims them (``FOR UPDATE SKIP LOCKED``). What is left is retried
 (``memories.database.retry_transient``).
@@ -28,7 +30,10 @@ from __future__ import annotations
 from django.db import connection
 from django.db.transaction import TransactionManagementError
 
-__all__ = ["user_lock"]
+__all__ = ["user_facts_lock", "user_lock"]
+
+# The first key of the advisory lock ``user_facts_lock`` takes (its second is the user's primary key).
+_FACTS_LOCK_NAMESPACE = 1835363696
 
 _BY_PK = "SELECT id FROM memories_enduser WHERE id = %s FOR {mode}"
 _BY_EXTERNAL_ID = "SELECT id FROM memories_enduser WHERE external_id = %s FOR {mode}"
@@ -58,3 +63,17 @@ def user_lock(
         cursor.execute(statement.format(mode="UPDATE" if exclusive else "KEY SHARE"), [key])
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+def user_facts_lock(*, user_pk: int) -> None:
+    """Wait for, then hold until the current transaction ends, the right to write an end user's facts and
+    entities (a PostgreSQL transaction-level advisory lock on the user's primary key): two transactions
+    settling the same slot or naming the same entity would otherwise lock each other's rows in turn.
+
+    Raises:
+        TransactionManagementError: called outside a transaction (the lock would end at once).
+    """
+    if not connection.in_atomic_block:
+        raise TransactionManagementError("user_facts_lock needs a transaction: the lock lasts until it ends.")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_FACTS_LOCK_NAMESPACE, user_pk])
