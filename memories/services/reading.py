@@ -141,13 +141,15 @@ def _claim(pending: QuerySet[Message], limit: int) -> list[Message]:
     """Lock up to ``limit`` of ``pending`` (oldest first) that no other worker holds, with their sessions and
     users. Their users' rows are locked first (``FOR KEY SHARE``), as every writer of a user's rows does
     (``memories.services.user_locks``), since their facts are written in the same transaction: a
-    ``forgetUser`` waits for the call, never deadlocks with it. A user forgotten meanwhile has no rows left."""
+    ``forgetUser`` waits for the call, never deadlocks with it. A user forgotten meanwhile has no rows left.
+    The messages are locked ``FOR NO KEY UPDATE``: a summary written meanwhile, which refers to them, is
+    checked against them at its commit without waiting for this transaction."""
     users = sorted(set(pending.order_by("pk").values_list("user_id", flat=True)[:limit]))
     for user_pk in users:
         user_lock(user_pk=user_pk)
     return list(
         pending.filter(user_id__in=users)
-        .select_for_update(skip_locked=True, of=("self",))
+        .select_for_update(skip_locked=True, of=("self",), no_key=True)
         .select_related("session__user")
         .order_by("pk")[:limit]
     )

@@ -71,8 +71,9 @@ def summary_create(*, session_id: int, force: bool = False) -> Summary | None:
             return None
         # A message deleted while the model was writing: write nothing (its words must not come
         # back; the delete queues a new summary). Messages added meanwhile are left for the next one.
-        # of=self: the session's default ordering joins its user, whose row FOR UPDATE would lock too.
-        Session.objects.select_for_update(of=("self",)).filter(pk=session.pk).first()
+        # of=self: the session's default ordering joins its user, whose row FOR UPDATE would lock too. No key
+        # update: a worker's facts of this session, checked against its row at their commit, do not wait for it.
+        Session.objects.select_for_update(of=("self",), no_key=True).filter(pk=session.pk).first()
         if session.messages.filter(pk__in=[m.pk for m in messages]).count() != len(messages):
             return Summary.objects.filter(session=session).first()
         Session.objects.filter(pk=session.pk).update(summary_requested_at=None)
