@@ -120,11 +120,18 @@ class Server:
         return self.client.graphql(query, variables)
 
     def cpu_seconds(self) -> float:
-        """CPU seconds (user and system) used so far by the service's processes and PostgreSQL's."""
+        """CPU seconds (user and system) used so far by the service's processes and PostgreSQL's: the embedded
+        server's processes (those of another server on the machine: every ``postgres`` process)."""
         import psutil
+        from django.conf import settings
 
         web = psutil.Process(self.process.pid).children(recursive=True)
-        postgres = [p for p in psutil.process_iter(["name"]) if p.info["name"] in {"postgres", "postgres.real"}]
+        postmaster = Path(settings.EMBEDDED_DB_DIR) / "postmaster.pid"
+        if settings.EMBEDDED_DB and postmaster.exists():
+            main = psutil.Process(int(postmaster.read_text().split()[0]))
+            postgres = [main, *main.children(recursive=True)]
+        else:
+            postgres = [p for p in psutil.process_iter(["name"]) if p.info["name"] in {"postgres", "postgres.real"}]
         total = 0.0
         for process in [psutil.Process(self.process.pid), *web, *postgres]:
             try:

@@ -24,7 +24,8 @@ __all__ = ["entities_list", "entities_merge", "entities_named_in", "entities_rec
 
 
 def _names(entity: Entity) -> list[str]:
-    return [entity.name, *(a for a in entity.aliases if isinstance(a, str) and a.strip())]
+    aliases = entity.aliases if isinstance(entity.aliases, list) else []
+    return [entity.name, *(a for a in aliases if isinstance(a, str) and a.strip())]
 
 
 def _pattern(names: Sequence[str]) -> re.Pattern[str] | None:
@@ -163,9 +164,10 @@ def entities_list(*, user_external_id: str, kind: str | None = None) -> QuerySet
 # An entity whose name or an alias occurs in the text (as a substring, case aside): found by PostgreSQL,
 # so a search reads only the few the query may name, not all of a user's entities.
 _OCCURS_IN_TEXT = (
-    "strpos(lower(%s), lower(memories_entity.name)) > 0 OR EXISTS (SELECT 1 FROM "
+    "strpos(lower(%s), lower(btrim(memories_entity.name))) > 0 OR EXISTS (SELECT 1 FROM "
     "jsonb_array_elements_text(CASE jsonb_typeof(memories_entity.aliases) WHEN 'array' "
-    "THEN memories_entity.aliases ELSE '[]' END) AS alias WHERE alias <> '' AND strpos(lower(%s), lower(alias)) > 0)"
+    "THEN memories_entity.aliases ELSE '[]' END) AS alias "
+    "WHERE btrim(alias) <> '' AND strpos(lower(%s), lower(btrim(alias))) > 0)"
 )
 
 

@@ -92,7 +92,7 @@ def messages_embed_claimed(*, ids: Iterable[int], batch_size: int | None = None)
     task would run far below the model's batch throughput. Here each call takes up to
     ``batch_size`` rows: the task's own messages that need a vector (none yet, or one of
     another model) first, then the oldest other messages with no vector. Rows are claimed
-    with ``SELECT ... FOR UPDATE SKIP LOCKED`` for the length of the model call, so
+    with ``SELECT ... FOR NO KEY UPDATE SKIP LOCKED`` for the length of the model call, so
     concurrent workers never embed the same message and never wait for each other: own
     rows another worker holds are left to it (it writes their vectors), and the tasks
     queued for messages embedded this way find nothing left to do. (Messages are never

@@ -21,7 +21,7 @@ task ends quietly, ``addMessages`` creates the user anew. Writers of a user's fa
 turns of one user at once) also take ``user_facts_lock`` after the user's row, so they write facts,
 entities and supersessions one after the other. The worker's embedding, which reads the
 turns for facts in the same transaction, locks the users of the messages it is about to claim
-before it claims them (``FOR UPDATE SKIP LOCKED``). What is left is retried
+before it claims them (``FOR NO KEY UPDATE SKIP LOCKED``). What is left is retried
 (``memories.database.retry_transient``).
 """
 
@@ -76,4 +76,5 @@ def user_facts_lock(*, user_pk: int) -> None:
     if not connection.in_atomic_block:
         raise TransactionManagementError("user_facts_lock needs a transaction: the lock lasts until it ends.")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_FACTS_LOCK_NAMESPACE, user_pk])
+        # The two-key form takes 32-bit keys; users whose ids share a key only write facts one after the other.
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_FACTS_LOCK_NAMESPACE, user_pk % 2**31])
