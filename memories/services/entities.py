@@ -19,6 +19,7 @@ from django.db.models.functions import Lower
 from memories.llm.base import EntityMention, Fact
 from memories.llm.entities import find_entities
 from memories.models import EndUser, Entity, EntityKind, Knowledge, Message
+from memories.services.user_locks import users_facts_lock
 
 __all__ = ["entities_list", "entities_merge", "entities_named_in", "entities_record"]
 
@@ -129,7 +130,8 @@ def entities_merge(*, entity_ids: Sequence[int]) -> Entity:
         ValueError: fewer than two entities, or entities of different end users.
         Entity.DoesNotExist: the first id names no entity.
     """
-    rows = {e.pk: e for e in Entity.objects.select_for_update().filter(pk__in=entity_ids)}
+    users_facts_lock(user_pks=Entity.objects.filter(pk__in=entity_ids).values_list("user_id", flat=True))
+    rows = {e.pk: e for e in Entity.objects.select_for_update().filter(pk__in=entity_ids).order_by("id")}
     target = rows.get(entity_ids[0]) if entity_ids else None
     if target is None:
         raise Entity.DoesNotExist(f"No entity with id {entity_ids[0] if entity_ids else None}.")

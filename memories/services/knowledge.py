@@ -13,7 +13,7 @@ from memories.metrics import FACTS_LEFT_OUT
 from memories.models import EndUser, Knowledge, KnowledgeStatus, Role, Session
 from memories.services.curation import admin_log_forget, curated_save
 from memories.services.facts import facts_record, knowledge_settle
-from memories.services.user_locks import user_lock
+from memories.services.user_locks import user_lock, users_facts_lock
 from memories.services.validation import field_errors, raise_if, user_id_errors
 
 logger = logging.getLogger(__name__)
@@ -124,6 +124,7 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     _check(user_external_id=user_external_id)
     if user_external_id is not None:  # the owner first, as every delete (memories.services.user_locks)
         user_lock(user_external_id=user_external_id, exclusive=True)
+    users_facts_lock(user_pks=Knowledge.objects.filter(pk=knowledge_id).values_list("user_id", flat=True))
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     superseded = list(knowledge.supersedes.values_list("pk", flat=True))
     admin_log_forget(rows=Knowledge.objects.filter(pk=knowledge_id))
@@ -143,6 +144,7 @@ def knowledge_revive(*, knowledge_ids: list[int]) -> int:
     orphaned = Knowledge.objects.filter(
         pk__in=knowledge_ids, status=KnowledgeStatus.SUPERSEDED, superseded_by__isnull=True
     ).exclude(slot="")
+    users_facts_lock(user_pks=orphaned.values_list("user_id", flat=True))
     revived = 0
     for user_id, slot in set(orphaned.values_list("user_id", "slot")):
         in_slot = Knowledge.objects.select_for_update().filter(user_id=user_id, slot=slot)
@@ -215,6 +217,7 @@ def knowledge_approve(*, knowledge_ids: list[int]) -> int:
     (kept, with their history). An unslotted fact that contradicts an active one (``replaces``) is
     activated and both are flagged ``needs_review`` for a curator.
     """
+    users_facts_lock(user_pks=Knowledge.objects.filter(pk__in=knowledge_ids).values_list("user_id", flat=True))
     awaiting = list(
         Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids).order_by("said_at", "id")
     )
@@ -235,7 +238,8 @@ def knowledge_reject(*, knowledge_ids: list[int]) -> int:
     An active fact that had replaced others in its slot gives its place back (``knowledge_revive``).
     Saved row by row so the history records each rejection and who made it.
     """
-    awaiting = list(Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids))
+    users_facts_lock(user_pks=Knowledge.objects.filter(pk__in=knowledge_ids).values_list("user_id", flat=True))
+    awaiting = list(Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids).order_by("id"))
     for knowledge in awaiting:
         replaced = list(knowledge.supersedes.values_list("pk", flat=True))
         knowledge.status, knowledge.reviewed = KnowledgeStatus.REJECTED, True

@@ -19,7 +19,9 @@ writers sharing the user's lock would each wait for the other's ``FOR UPDATE`` o
 A writer that finds the user gone once it holds the lock (forgotten meanwhile) writes nothing: a
 task ends quietly, ``addMessages`` creates the user anew. Writers of a user's facts (two workers may read
 turns of one user at once) also take ``user_facts_lock`` after the user's row, so they write facts,
-entities and supersessions one after the other. The worker's embedding, which reads the
+entities and supersessions one after the other; curation (approving, rejecting, reviving or deleting
+facts, merging entities) takes both for each user it touches, in the order of their ids
+(``users_facts_lock``), before it locks a fact. The worker's embedding, which reads the
 turns for facts in the same transaction, locks the users of the messages it is about to claim
 before it claims them (``FOR NO KEY UPDATE SKIP LOCKED``). What is left is retried
 (``memories.database.retry_transient``).
@@ -27,10 +29,12 @@ before it claims them (``FOR NO KEY UPDATE SKIP LOCKED``). What is left is retri
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db import connection
 from django.db.transaction import TransactionManagementError
 
-__all__ = ["user_facts_lock", "user_lock"]
+__all__ = ["user_facts_lock", "user_lock", "users_facts_lock"]
 
 # The first key of the advisory lock ``user_facts_lock`` takes (its second is the user's primary key).
 _FACTS_LOCK_NAMESPACE = 1835363696
@@ -78,3 +82,17 @@ def user_facts_lock(*, user_pk: int) -> None:
     with connection.cursor() as cursor:
         # The two-key form takes 32-bit keys; users whose ids share a key only write facts one after the other.
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_FACTS_LOCK_NAMESPACE, user_pk % 2**31])
+
+
+def users_facts_lock(*, user_pks: Iterable[int]) -> None:
+    """Lock the rows (``FOR KEY SHARE``) and then the facts (``user_facts_lock``) of these end users, in the
+    order of their primary keys, as the worker does: what settles facts outside the worker (curation) takes
+    this before locking any fact, so the two never hold each other's rows in turn. A user already gone is
+    passed over.
+
+    Raises:
+        TransactionManagementError: called outside a transaction (the locks would end at once).
+    """
+    held = [pk for pk in sorted(set(user_pks)) if user_lock(user_pk=pk) is not None]
+    for pk in held:
+        user_facts_lock(user_pk=pk)

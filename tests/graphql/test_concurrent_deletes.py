@@ -14,9 +14,11 @@ import pytest
 from django.db import OperationalError, connection
 from django.test import Client
 
-from memories.models import EndUser, Message, Session, Summary
+from memories.models import EndUser, KnowledgeStatus, Message, Session, Summary
+from memories.services.api_keys import api_key_create
 from memories.services import history
 from memories.tasks import summarize_session
+from tests.factories import KnowledgeFactory
 from tests.graphql.documents import msg
 from tests.ops.live import database_url
 
@@ -142,3 +144,33 @@ def test_a_deadlock_that_persists_is_answered_database_conflict_and_nothing_is_d
     assert answer["data"] is None
     assert answer["errors"][0]["extensions"] == {"code": "DATABASE_CONFLICT"}
     assert Message.objects.count() == 1
+
+
+def test_approving_a_fact_waits_for_the_worker_writing_that_users_facts(add_messages):
+    """Curation settles slots as the worker does, so it takes the user's locks in the worker's order
+    (memories.services.user_locks) before any fact: it waits for the worker's transaction instead of
+    locking facts the worker is about to lock."""
+    add_messages("alice", "s1", [msg("I play the cello.", "2024-05-02T09:00:00Z")])
+    user = EndUser.objects.get(external_id="alice")
+    candidate = KnowledgeFactory(user=user, content="Alice lives in Osaka.", status=KnowledgeStatus.CANDIDATE)
+    _, curator = api_key_create(name="curator", user_external_ids=["alice"], may_curate=True)
+    approve = (
+        f'mutation {{ approveKnowledge(id: "{candidate.pk}", userId: "alice") '
+        "{ __typename ... on Knowledge { status } } }"
+    )
+    with ThreadPoolExecutor(1) as threads, psycopg.connect(database_url()) as worker:
+        # The worker's transaction writing alice's facts: her row shared, then her facts lock.
+        worker.execute("SELECT 1 FROM memories_enduser WHERE id = %s FOR KEY SHARE", [user.pk])
+        worker.execute("SELECT pg_advisory_xact_lock(1835363696, %s)", [user.pk])
+        approving = threads.submit(_post, curator, approve)
+        deadline = time.monotonic() + 30
+        while not _waiting_for_a_lock():
+            assert not approving.done(), approving.result()
+            assert time.monotonic() < deadline, "the approval did not wait for the worker"
+            time.sleep(0.05)
+        candidate.refresh_from_db()
+        assert candidate.status == KnowledgeStatus.CANDIDATE
+        worker.commit()
+        assert approving.result(timeout=60) == {
+            "data": {"approveKnowledge": {"__typename": "Knowledge", "status": "ACTIVE"}}
+        }
