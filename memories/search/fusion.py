@@ -24,7 +24,7 @@ __all__ = [
     "answers_for_questions",
     "facts_over_sources",
     "fuse",
-    "replaced_last",
+    "replaced_below_what_holds_now",
     "with_a_new_session_last",
 ]
 
@@ -186,7 +186,28 @@ def changes_above_facts(ranked: Sequence[Ranked], *, changed: Mapping[int, int])
     return out
 
 
-def replaced_last(ranked: Sequence[Ranked], *, replaced: Collection[Candidate]) -> list[Ranked]:
-    """``ranked`` with the ``replaced`` candidates (turns that said what a later fact replaced) after all
-    the others, in their own order: what held earlier never comes above what holds now."""
-    return [r for r in ranked if r.candidate not in replaced] + [r for r in ranked if r.candidate in replaced]
+def replaced_below_what_holds_now(
+    ranked: Sequence[Ranked], *, replaced: Collection[Candidate], replaced_by: Mapping[Candidate, Candidate]
+) -> list[Ranked]:
+    """``ranked`` where each of the ``replaced`` candidates (turns that said what a later fact replaced) comes
+    right after the fact that holds now (``replaced_by``), that fact moved up to its place when it was ranked
+    lower or not at all; a replaced turn whose fact cannot be shown goes after all the others. What held
+    earlier never comes above what holds now, and is still found for a question about the past ("when was
+    my 18th birthday?")."""
+    out: list[Ranked] = []
+    last: list[Ranked] = []
+    placed: set[Candidate] = set()
+    for candidate, score in ranked:
+        if candidate in placed:
+            continue
+        if candidate in replaced:
+            holds = replaced_by.get(candidate)
+            if holds is None:
+                last.append(Ranked(candidate, score))
+                continue
+            if holds not in placed:
+                out.append(Ranked(holds, score))
+                placed.add(holds)
+        out.append(Ranked(candidate, score))
+        placed.add(candidate)
+    return out + last

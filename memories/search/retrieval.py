@@ -23,7 +23,7 @@ from memories.search.fusion import (
     exchanges_by_their_nearer_turn,
     facts_over_sources,
     fuse,
-    replaced_last,
+    replaced_below_what_holds_now,
     with_a_new_session_last,
 )
 from memories.search.hits import Hit, load_hits
@@ -113,8 +113,16 @@ def retrieve(
         knowledge_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.KNOWLEDGE],
         message_ids=[r.candidate.pk for r in ranked if r.candidate.kind == MemoryKind.MESSAGE],
     )
-    # A fact stands in for the turns it was raised from; a later turn on its slot comes above it; a turn whose
-    # fact was replaced comes after the rest.
+    # A turn whose fact was replaced comes right below the fact that holds now; a fact stands in for the turns
+    # it was raised from; a later turn on its slot comes above it.
+    holds_now = (
+        {Candidate(MemoryKind.MESSAGE, m): Candidate(MemoryKind.KNOWLEDGE, k) for m, k in origin.replaced_by.items()}
+        if scope.knowledge() is not None
+        else {}
+    )
+    ranked = replaced_below_what_holds_now(
+        ranked, replaced={Candidate(MemoryKind.MESSAGE, pk) for pk in origin.replaced}, replaced_by=holds_now
+    )
     ranked = facts_over_sources(ranked, sources=origin.sources)
     changed = (
         {fact: message for fact, (message, _) in origin.changed.items()} if MemoryKind.MESSAGE in scope.sources else {}
@@ -122,7 +130,6 @@ def retrieve(
     if missing := [m for m in changed.values() if m not in turns]:
         turns |= retrievers.neighbours(message_ids=missing)
     ranked = changes_above_facts(ranked, changed=changed)
-    ranked = replaced_last(ranked, replaced={Candidate(MemoryKind.MESSAGE, pk) for pk in origin.replaced})
     found_by: dict[Candidate, list[str]] = {}
     for name, ranking in rankings.items():
         for rank, candidate in enumerate(ranking, start=1):

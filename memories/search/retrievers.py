@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from pathlib import Path
@@ -200,14 +200,16 @@ def neighbours(*, message_ids: list[int]) -> dict[int, Neighbours]:
 
 @dataclass(frozen=True)
 class Provenance:
-    """``sources``: for each fact asked about, the messages it was raised from. ``replaced``: for each
-    message asked about that a fact was raised from and a later fact replaced, when the later was said.
+    """``sources``: for each fact asked about (and each fact in ``replaced_by``), the messages it was raised
+    from. ``replaced``: for each message asked about that a fact was raised from and a later fact replaced,
+    when the later was said; ``replaced_by``: the later fact, for those whose later fact is active.
     ``changed``: for each fact of a one-value slot, the user's latest later turn that spoke of that slot
     without raising a fact there, and when it was said."""
 
     sources: dict[int, list[int]]
     replaced: dict[int, datetime]
     changed: dict[int, tuple[int, datetime]]
+    replaced_by: dict[int, int] = field(default_factory=dict)
 
 
 def provenance(*, knowledge_ids: list[int], message_ids: list[int]) -> Provenance:
@@ -218,6 +220,7 @@ def provenance(*, knowledge_ids: list[int], message_ids: list[int]) -> Provenanc
     rows = _fetch(_statement("provenance.sql"), {"knowledge": knowledge_ids, "messages": message_ids}, Knowledge)
     sources: dict[int, list[int]] = {}
     replaced: dict[int, datetime] = {}
+    replaced_by: dict[int, int] = {}
     changed: dict[int, tuple[int, datetime]] = {}
     for relation, knowledge_id, message_id, when in rows:
         if relation == "source":
@@ -226,7 +229,9 @@ def provenance(*, knowledge_ids: list[int], message_ids: list[int]) -> Provenanc
             changed[knowledge_id] = (message_id, when)
         else:
             replaced[message_id] = max(when, replaced.get(message_id, when))
-    return Provenance(sources=sources, replaced=replaced, changed=changed)
+            if knowledge_id is not None:
+                replaced_by[message_id] = knowledge_id
+    return Provenance(sources=sources, replaced=replaced, changed=changed, replaced_by=replaced_by)
 
 
 @cache

@@ -254,3 +254,35 @@ def test_a_path_that_is_not_a_file_is_a_command_error(tmp_path, where):
     path = tmp_path / "nothing.json" if where == "missing" else tmp_path
     with pytest.raises(CommandError, match="No such file"):
         call_command("import_conversations", str(path))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import_with_wait_follows_the_worker_until_every_message_is_embedded(monkeypatch, hashing_embedder):
+    """``--wait``: the import then shows the worker's progress over what it stored (messages/s, time left) and
+    ends once the worker has embedded and read every message."""
+    import threading
+
+    from django.db import connection
+    from django_q.conf import Conf
+
+    from memories.services.reading import messages_embed_claimed
+
+    monkeypatch.setattr(Conf, "SYNC", False)  # the tasks wait in the queue for the worker below
+
+    def worker() -> None:
+        try:
+            while not Message.objects.exists():
+                threading.Event().wait(0.1)
+            threading.Event().wait(1.5)  # the import has finished and is waiting
+            messages_embed_claimed(ids=list(Message.objects.values_list("pk", flat=True)))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    out = StringIO()
+    call_command("import_conversations", str(LOCOMO), samples=[SAMPLE], max_sessions=1, wait=True, stdout=out)
+    thread.join(60)
+    count = Message.objects.count()
+    assert f"The worker has embedded and read all {count} messages." in out.getvalue()
+    assert not Message.objects.filter(embedding__isnull=True).exists()

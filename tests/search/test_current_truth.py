@@ -374,3 +374,14 @@ def test_a_question_about_a_relatives_job_gets_theirs_not_the_users(gql):
     context = send("2024-02-12", 4, "where do I work these days?")
     facts = [m["content"] for m in context["memories"] if m["kind"] == "KNOWLEDGE"]
     assert any("Bayview" in fact for fact in facts), facts
+
+
+def test_a_question_about_the_past_still_finds_the_replaced_turn_right_below_what_holds_now(three_days, gql):
+    """A turn whose fact a later one replaced is evidence of the past ("where did I work as a nurse?"): it keeps
+    its rank, with the fact that holds now moved right above it, instead of falling below everything else."""
+    query = {"userId": "mei", "query": "Which hospital did I work at as a nurse?", "topK": 3}
+    hits = gql(ASK, {"input": query})["data"]["search"]["hits"]
+    said = [_said(h) or h["content"] for h in hits]
+    nurse = next(i for i, text in enumerate(said) if "nurse at Saint Luke's" in text)
+    assert hits[nurse]["replacedAt"].startswith("2024-06-03")
+    assert nurse > 0 and "Rakuten" in said[nurse - 1]

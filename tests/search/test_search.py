@@ -192,7 +192,7 @@ def test_message_hits_show_the_turns_around_them(add_messages, search):
 def test_messages_not_yet_embedded_are_found_by_their_words(add_messages, search):
     add_messages("alice", "s1", [{"role": "user", "content": "My locker code is 4471, in the gym basement."}])
     Message.objects.update(embedding=None, embedding_model="")  # the embedding task has not run yet
-    result = search(userId="alice", query="What is my locker code?")
+    result = search(userId="alice", query="What is my locker code?", sources=["MESSAGE"])
     assert [(h["content"], h["score"]) for h in result["hits"]] == [
         ("My locker code is 4471, in the gym basement.", None)
     ]

@@ -55,7 +55,7 @@ __all__ = [
 
 # A clause is a fact when the stance head gives "fact" at least this probability; it speaks of a slot (a
 # value may have changed, ``TurnReading.slot``) from this one.
-FACT_THRESHOLD = 0.7
+FACT_THRESHOLD = 0.6
 MENTION_THRESHOLD = 0.25
 # A fact takes a one-value slot outright (replacing what it held) when the kind head gives its kind at
 # least this probability; a turn speaks of a slot (``TurnReading.slot``) only then too.

@@ -3,22 +3,28 @@
 A bad turn is repaired or dropped and a bad session skipped, each with a warning naming the
 sample, session and turn; the command ends with a summary line, and fails (``CommandError``,
 no traceback, nothing stored) when the file cannot be read, a sample named with ``--samples`` has
-no session in it, ``--max-sessions`` is under 1, or nothing in it could be imported.
+no session in it, ``--max-sessions`` is under 1, or nothing in it could be imported. With
+``--wait`` it then follows the worker embedding and reading what it stored, with a progress bar
+of messages per second and the time left.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memories.backlog import backlog_get
+from memories.backlog import backlog_get, backlog_messages_count
 from memories.importers import LocomoReport, locomo_sessions
 from memories.services.messages import messages_add
 from memories.services.validation import described
+
+# How often ``--wait`` counts the messages still waiting for the worker.
+_POLL_SECONDS = 1.0
 
 
 class Command(BaseCommand):
@@ -32,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--samples", nargs="*", help="Only these sample_ids.")
         parser.add_argument("--max-sessions", type=int, help="At most this many sessions per sample.")
         parser.add_argument("--channel", default="locomo")
+        parser.add_argument(
+            "--wait",
+            action="store_true",
+            help="Then follow the worker embedding and reading the imported messages (messages/s and time left) "
+            "until none is waiting.",
+        )
 
     def handle(
         self,
@@ -40,6 +52,7 @@ class Command(BaseCommand):
         samples: list[str] | None,
         max_sessions: int | None,
         channel: str,
+        wait: bool = False,
         **options: object,
     ) -> None:
         if not path.is_file():
@@ -88,6 +101,19 @@ class Command(BaseCommand):
             + (f" (the first due {due:%Y-%m-%d %H:%M} UTC; `createSummaries` writes them now)." if due else ".")
             + " The worker (`make run` or `make worker`) does both."
         )
+        if wait and waiting:
+            users = sorted({user_id for user_id, _ in imported})
+            self._follow_worker(users, waiting, quiet=options.get("verbosity", 1) == 0)
+
+    def _follow_worker(self, users: list[str], waiting: int, *, quiet: bool) -> None:
+        """A progress bar of the imported messages the worker has embedded and read, until none is waiting:
+        its rate is the worker's throughput (messages/s) and its estimate the time left."""
+        with tqdm(total=waiting, desc="embedded and read", unit="message", disable=quiet) as bar:
+            while left := sum(backlog_messages_count(user_external_id=u) for u in users):
+                bar.update(waiting - left - bar.n)
+                time.sleep(_POLL_SECONDS)
+            bar.update(waiting - bar.n)
+        self.stdout.write(f"The worker has embedded and read all {waiting} messages.")
 
     @staticmethod
     def _import(

@@ -1,15 +1,21 @@
--- Where facts come from and what replaced them: for each fact in the knowledge parameter, the messages it
--- was raised from ('source'); for each message in the messages parameter raised into a fact that a later
--- one replaced ('replaced'), when the later one was said. Rows: (relation, knowledge id, message id, when).
+-- Where facts come from and what replaced them: for each message in the messages parameter raised into a fact
+-- that a later one replaced ('replaced'), the fact that holds now when it is active (else NULL) and when it was
+-- said; for each fact in the knowledge parameter, and each such active fact, the messages it was raised from
+-- ('source'). Rows: (relation, knowledge id, message id, when).
+WITH replaced AS (
+    SELECT s.message_id, later.id AS later_id, later.status = 'active' AS later_active,
+        COALESCE(later.said_at, later.created_at) AS replaced_at
+    FROM memories_knowledge_source_messages AS s
+    JOIN memories_knowledge AS fact ON fact.id = s.knowledge_id AND fact.status = 'superseded'
+    JOIN memories_knowledge AS later ON later.id = fact.superseded_by_id
+    WHERE s.message_id = ANY(%(messages)s)
+)
 SELECT 'source' AS relation, s.knowledge_id, s.message_id, NULL::timestamptz AS replaced_at
 FROM memories_knowledge_source_messages AS s
-WHERE s.knowledge_id = ANY(%(knowledge)s)
+WHERE s.knowledge_id = ANY(%(knowledge)s) OR s.knowledge_id IN (SELECT later_id FROM replaced WHERE later_active)
 UNION ALL
-SELECT 'replaced', s.knowledge_id, s.message_id, COALESCE(later.said_at, later.created_at)
-FROM memories_knowledge_source_messages AS s
-JOIN memories_knowledge AS fact ON fact.id = s.knowledge_id AND fact.status = 'superseded'
-JOIN memories_knowledge AS later ON later.id = fact.superseded_by_id
-WHERE s.message_id = ANY(%(messages)s)
+SELECT 'replaced', CASE WHEN later_active THEN later_id END, message_id, replaced_at
+FROM replaced
 UNION ALL
 -- For each fact in a one-value slot: the user's latest later turn that spoke of that slot ('changed'), when
 -- it raised no fact of its own there (the reader could not read its value); when it was said.
