@@ -9,7 +9,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memories.models import Knowledge, KnowledgeStatus
+from memories.models import Knowledge, KnowledgeStatus, Message
 from tests.graphql.documents import CREATE_SUMMARIES, msg
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,9 @@ def test_a_users_facts_now_and_what_was_true_when(staff, client, add_messages, g
 def test_a_fact_a_later_turn_may_have_replaced_is_flagged_with_that_turn(staff, client, add_messages, gql):
     add_messages("ines", "s1", [msg("I work as a nurse at Saint Luke's.", "2024-03-01T10:00:00Z")])
     add_messages("ines", "s2", [msg("I am allergic to peanuts.", "2024-03-02T10:00:00Z")])
-    add_messages("ines", "s3", [msg("My job situation is a bit different these days.", "2024-03-04T10:00:00Z")])
+    add_messages("ines", "s3", [msg("Work is a long story these days.", "2024-03-04T10:00:00Z")])
+    # How loosely a change may be told and still speak of a slot is the reader's (tests/llm); here, the turn did.
+    Message.objects.filter(content="Work is a long story these days.").update(slot="job")
     assert "errors" not in gql(CREATE_SUMMARIES, {"userId": "ines"})
 
     rows = {row.content: row for row in client.get(QUEUE).context["cl"].result_list}
@@ -136,4 +138,4 @@ def test_a_fact_a_later_turn_may_have_replaced_is_flagged_with_that_turn(staff, 
     assert nurse.later_turn_id is not None
     assert allergy.later_turn_id is None
     page = client.get(QUEUE).content.decode()
-    assert "My job situation is a bit different these days." in page  # the later turn, inline
+    assert "Work is a long story these days." in page  # the later turn, inline
