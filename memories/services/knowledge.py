@@ -47,6 +47,11 @@ def _owned(*, knowledge_id: int, user_external_id: str | None) -> Knowledge:
     return knowledge
 
 
+def _lock_owners(knowledge_ids: list[int]) -> None:
+    """Take the locks of the facts' owners as the worker does (``users_facts_lock``), before locking a fact."""
+    users_facts_lock(user_pks=Knowledge.objects.filter(pk__in=knowledge_ids).values_list("user_id", flat=True))
+
+
 def _check(*, user_external_id: str | None, content: str | None = None, new_owner: bool = False) -> None:
     """Refuse what ``EndUser.external_id`` and ``Knowledge.content`` would (``content`` as stored,
     stripped); an empty user id only with ``new_owner`` (the user is created if missing).
@@ -124,7 +129,7 @@ def knowledge_delete(*, knowledge_id: int, user_external_id: str | None) -> int:
     _check(user_external_id=user_external_id)
     if user_external_id is not None:  # the owner first, as every delete (memories.services.user_locks)
         user_lock(user_external_id=user_external_id, exclusive=True)
-    users_facts_lock(user_pks=Knowledge.objects.filter(pk=knowledge_id).values_list("user_id", flat=True))
+    _lock_owners([knowledge_id])
     knowledge = _owned(knowledge_id=knowledge_id, user_external_id=user_external_id)
     superseded = list(knowledge.supersedes.values_list("pk", flat=True))
     admin_log_forget(rows=Knowledge.objects.filter(pk=knowledge_id))
@@ -217,7 +222,7 @@ def knowledge_approve(*, knowledge_ids: list[int]) -> int:
     (kept, with their history). An unslotted fact that contradicts an active one (``replaces``) is
     activated and both are flagged ``needs_review`` for a curator.
     """
-    users_facts_lock(user_pks=Knowledge.objects.filter(pk__in=knowledge_ids).values_list("user_id", flat=True))
+    _lock_owners(knowledge_ids)
     awaiting = list(
         Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids).order_by("said_at", "id")
     )
@@ -238,7 +243,7 @@ def knowledge_reject(*, knowledge_ids: list[int]) -> int:
     An active fact that had replaced others in its slot gives its place back (``knowledge_revive``).
     Saved row by row so the history records each rejection and who made it.
     """
-    users_facts_lock(user_pks=Knowledge.objects.filter(pk__in=knowledge_ids).values_list("user_id", flat=True))
+    _lock_owners(knowledge_ids)
     awaiting = list(Knowledge.objects.select_for_update().filter(_AWAITING_REVIEW, pk__in=knowledge_ids).order_by("id"))
     for knowledge in awaiting:
         replaced = list(knowledge.supersedes.values_list("pk", flat=True))

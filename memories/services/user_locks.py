@@ -84,15 +84,16 @@ def user_facts_lock(*, user_pk: int) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_FACTS_LOCK_NAMESPACE, user_pk % 2**31])
 
 
-def users_facts_lock(*, user_pks: Iterable[int]) -> None:
+def users_facts_lock(*, user_pks: Iterable[int | None]) -> None:
     """Lock the rows (``FOR KEY SHARE``) and then the facts (``user_facts_lock``) of these end users, in the
     order of their primary keys, as the worker does: what settles facts outside the worker (curation) takes
-    this before locking any fact, so the two never hold each other's rows in turn. A user already gone is
-    passed over.
+    this before locking any fact, so the two never hold each other's rows in turn. A user already gone, or
+    ``None`` (shared knowledge), is passed over.
 
     Raises:
         TransactionManagementError: called outside a transaction (the locks would end at once).
     """
-    held = [pk for pk in sorted(set(user_pks)) if user_lock(user_pk=pk) is not None]
+    # Shared knowledge has no owner (None) and nothing of a user to lock.
+    held = [pk for pk in sorted(set(user_pks) - {None}) if user_lock(user_pk=pk) is not None]
     for pk in held:
         user_facts_lock(user_pk=pk)

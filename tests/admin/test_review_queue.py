@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memories.models import Knowledge, KnowledgeStatus, Message
+from tests.factories import KnowledgeFactory
 from tests.graphql.documents import CREATE_SUMMARIES, msg
 
 pytestmark = pytest.mark.django_db
@@ -139,3 +140,16 @@ def test_a_fact_a_later_turn_may_have_replaced_is_flagged_with_that_turn(staff, 
     assert allergy.later_turn_id is None
     page = client.get(QUEUE).content.decode()
     assert "Work is a long story these days." in page  # the later turn, inline
+
+
+def test_approving_and_rejecting_shared_knowledge_with_a_users_fact(staff, raised, client):
+    """Shared knowledge has no owner: approving or rejecting it beside a user's fact takes only that user's locks."""
+    shared = KnowledgeFactory(user=None, content="The office closes at 6pm.", status=KnowledgeStatus.CANDIDATE)
+    other = KnowledgeFactory(user=None, content="The canteen opens at noon.", status=KnowledgeStatus.CANDIDATE)
+    job = Knowledge.objects.filter(user__isnull=False).first()
+    client.post(QUEUE, {"action": "approve", ACTION_CHECKBOX_NAME: [shared.pk, job.pk]})
+    client.post(QUEUE, {"action": "reject", ACTION_CHECKBOX_NAME: [other.pk]})
+    shared.refresh_from_db()
+    other.refresh_from_db()
+    assert (shared.status, shared.reviewed) == (KnowledgeStatus.ACTIVE, True)
+    assert (other.status, other.reviewed) == (KnowledgeStatus.REJECTED, True)

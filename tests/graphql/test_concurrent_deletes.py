@@ -15,8 +15,8 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from memories.models import EndUser, KnowledgeStatus, Message, Session, Summary
-from memories.services.api_keys import api_key_create
 from memories.services import history
+from memories.services.api_keys import api_key_create
 from memories.tasks import summarize_session
 from tests.factories import KnowledgeFactory
 from tests.graphql.documents import msg
